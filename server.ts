@@ -1,0 +1,1553 @@
+// gameserver-api: an HTTP/JSON API on port 6767 for one Minecraft (Java Edition) server host.
+// Public GET routes report on the game server (process, players, whitelist, logs, backups, properties,
+// a host report); POST routes, behind X-API-Key, steer it through the host's `serv` tool and its tmux console.
+// Callers: a chat relay that holds the key, and admins with curl. Run `node dist/server.js`; it is configured
+// by environment variables (README.md), under systemd from an EnvironmentFile of mode 600.
+
+import { createServer, request as httpRequest, STATUS_CODES } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import { execFile, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { gunzip } from 'node:zlib';
+
+// ---- Limits ----
+
+const SERVICE_NAME = 'gameserver-api';
+const VERSION = '1.0.0'; // equals package.json's version (a test checks): dist/server.js is deployed alone
+const EX_CONFIG = 78;
+const MAX_BODY_BYTES = 16 * 1024;
+const LINES_DEFAULT = 200;
+const LINES_MAX = 2_000;
+const COMMAND_MAX_CHARS = 1_000;
+const TAIL_BLOCK_BYTES = 64 * 1024;
+const TAIL_MAX_BYTES = 16 * 1024 * 1024; // a tail never reads more than this, however long the lines
+const PRESENCE_CHUNK_BYTES = 1024 * 1024; // also the longest line presence looks at: no event line is near it
+const ARCHIVE_MAX_FILES = 8;
+const ARCHIVE_MAX_BYTES = 64 * 1024 * 1024; // decompressed, per archive
+const SMALL_FILE_MAX_BYTES = 16 * 1024 * 1024; // server.properties, whitelist.json, usercache.json, version files
+const BACKUP_LIVE_WINDOW_MS = 60_000; // an archive modified this recently may still be growing: re-stat it
+const PROCESS_SCAN_REUSE_MS = 5_000;
+const REPORT_TIMEOUT_MS = 10_000;
+const REPORT_REUSE_MS = 5_000;
+const REPORT_MAX_BYTES = 1024 * 1024;
+const TMUX_TIMEOUT_MS = 5_000;
+const LOOKUP_TIMEOUT_MS = 5_000;
+const LOOKUP_MAX_BYTES = 64 * 1024;
+const HEADERS_TIMEOUT_MS = 10_000;
+const REQUEST_TIMEOUT_MS = 30_000;
+const KEEP_ALIVE_TIMEOUT_MS = 5_000;
+const SHUTDOWN_GRACE_MS = 5_000;
+const CLOCK_TICKS_PER_SECOND = 100; // USER_HZ: /proc reports clock_t in 1/100 s on every Linux architecture
+
+const DISABLED_MESSAGE = 'Write endpoints are disabled: no API_KEY is configured.';
+const UNAUTHORIZED_MESSAGE = 'Unauthorized — X-API-Key required for write endpoints.';
+const NO_KEY_WARNING = '[WARN] No API_KEY set — write endpoints are disabled until one is configured.';
+const CONSOLE_UNAVAILABLE = 'The game console is not available: ';
+
+// ---- Errors ----
+
+/** A failure with an HTTP status; the boundary turns it into `{ok: false, error}`. */
+export class HttpError extends Error {
+  constructor(readonly status: number, message: string, readonly headers: Record<string, string> = {}) {
+    super(message);
+  }
+}
+
+/** A bad setting: the daemon prints it and exits 78. */
+export class ConfigError extends Error {}
+
+// ---- Configuration ----
+
+interface Config {
+  apiKey: string | undefined; // undefined: writes disabled (unset or empty)
+  port: number;
+  host: string | undefined;
+  serverDir: string;
+  backupDir: string;
+  snapshotLog: string;
+  servBin: string;
+  reportScript: string;
+  tmuxSession: string;
+  tmuxSocket: string | undefined;
+  profileLookupUrl: string;
+}
+
+/** Reads and checks every setting once; throws ConfigError naming the variable, the range and the value. */
+export function readConfig(env: NodeJS.ProcessEnv, cwd: string): Readonly<Config> {
+  const text = (name: string): string | undefined => (env[name] === undefined || env[name] === '' ? undefined : env[name]);
+  const rawPort = text('PORT') ?? '6767';
+  if (!/^[0-9]{1,5}$/.test(rawPort) || Number(rawPort) < 1 || Number(rawPort) > 65_535) {
+    throw new ConfigError(`PORT must be an integer from 1 to 65535; got ${JSON.stringify(rawPort)}.`);
+  }
+  const serverDir = path.resolve(cwd, text('SERVER_DIR') ?? '.');
+  const session = text('TMUX_SESSION') ?? 'gameserver';
+  // tmux reads `.` and `:` in a target as window and pane separators, so such a session cannot be named exactly
+  if (!/^[A-Za-z0-9_+@%=,-]{1,64}$/.test(session)) {
+    throw new ConfigError(`TMUX_SESSION must be 1 to 64 characters from A-Z, a-z, 0-9 and _+@%=,-; got ${JSON.stringify(session)}.`);
+  }
+  const lookup = text('PROFILE_LOOKUP_URL') ?? 'https://api.mojang.com/users/profiles/minecraft/';
+  if (!/^https?:\/\/[^\s/]+\/\S*$/.test(lookup)) {
+    throw new ConfigError(`PROFILE_LOOKUP_URL must be an http:// or https:// URL with a path; got ${JSON.stringify(lookup)}.`);
+  }
+  const host = text('HOST');
+  if (host !== undefined && !/^[A-Za-z0-9.:%_-]{1,255}$/.test(host)) {
+    throw new ConfigError(`HOST must be an IP address or host name; got ${JSON.stringify(host)}.`);
+  }
+  return Object.freeze({
+    apiKey: text('API_KEY'),
+    port: Number(rawPort),
+    host,
+    serverDir,
+    backupDir: path.resolve(cwd, text('BACKUP_DIR') ?? path.join(serverDir, 'backups')),
+    snapshotLog: path.resolve(cwd, text('SNAPSHOT_LOG') ?? '/var/log/gameserver_snapshot.log'),
+    servBin: text('SERV_BIN') ?? 'serv',
+    reportScript: text('REPORT_SCRIPT') ?? 'servreport.sh',
+    tmuxSession: session,
+    tmuxSocket: text('TMUX_SOCKET') === undefined ? undefined : path.resolve(cwd, text('TMUX_SOCKET')!),
+    profileLookupUrl: lookup,
+  });
+}
+
+/** The start-up summary: every setting but the key. */
+function describeConfig(c: Config): string {
+  return [
+    `SERVER_DIR=${c.serverDir}`, `BACKUP_DIR=${c.backupDir}`, `SNAPSHOT_LOG=${c.snapshotLog}`,
+    `SERV_BIN=${c.servBin}`, `REPORT_SCRIPT=${c.reportScript}`, `TMUX_SESSION=${c.tmuxSession}`,
+    `TMUX_SOCKET=${c.tmuxSocket ?? '(tmux default)'}`, `PROFILE_LOOKUP_URL=${c.profileLookupUrl}`,
+    c.apiKey === undefined ? 'writes disabled' : 'writes enabled',
+  ].join(', ');
+}
+
+// Set once by main(); handlers read it. Tests import the pure functions without it.
+let config: Readonly<Config>;
+
+// ---- Pure parsers and formatters ----
+
+/** `java.util.Properties.load` on the bytes Minecraft reads: strict UTF-8, else the whole file as ISO-8859-1. */
+export function parseProperties(bytes: Buffer): Record<string, string> {
+  let text: string;
+  try {
+    // ignoreBOM keeps a BOM in the text, as Java does: it is not whitespace and becomes part of the first key
+    text = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(bytes);
+  } catch {
+    text = bytes.toString('latin1');
+  }
+  const properties: Record<string, string> = Object.create(null);
+  for (const line of logicalPropertyLines(text)) {
+    const [key, value] = splitPropertyLine(line);
+    properties[unescapeProperty(key)] = unescapeProperty(value);
+  }
+  return { ...properties };
+}
+
+const isPropertyBlank = (c: string | undefined): boolean => c === ' ' || c === '\t' || c === '\f';
+
+/** Properties.LineReader (JDK 9+): joins continued lines, drops comments and blank lines, keeps escapes. */
+function* logicalPropertyLines(text: string): Generator<string> {
+  let line = '';
+  let skipBlanks = true;
+  let continued = false; // at the start of a continuation line: a line break there ends the logical line
+  let backslash = false;
+  for (let i = 0; i <= text.length; i++) {
+    const c = text[i];
+    if (c === undefined) break;
+    if (skipBlanks) {
+      if (isPropertyBlank(c)) continue;
+      if (!continued && (c === '\n' || c === '\r')) continue;
+      skipBlanks = false;
+      continued = false;
+    }
+    if (line.length === 0 && (c === '#' || c === '!')) {
+      // JDK 9+ tests for a comment whenever the logical line is still empty
+      while (i + 1 < text.length && text[i + 1] !== '\n' && text[i + 1] !== '\r') i++;
+      skipBlanks = true;
+      continue;
+    }
+    if (c !== '\n' && c !== '\r') {
+      line += c;
+      backslash = c === '\\' ? !backslash : false;
+      continue;
+    }
+    if (c === '\r' && text[i + 1] === '\n') i++;
+    if (backslash) {
+      line = line.slice(0, -1);
+      backslash = false;
+      skipBlanks = true;
+      continued = true;
+      continue;
+    }
+    if (line.length > 0) yield line;
+    line = '';
+    skipBlanks = true;
+  }
+  // at the end of input, a dangling continuation backslash is dropped
+  if (line.length > 0) yield backslash ? line.slice(0, -1) : line;
+}
+
+/** Properties.load0: the key ends at the first unescaped `=`, `:` or blank; one separator is consumed. */
+function splitPropertyLine(line: string): [string, string] {
+  let keyEnd = 0;
+  let valueStart = line.length;
+  let hasSeparator = false;
+  let backslash = false;
+  while (keyEnd < line.length) {
+    const c = line[keyEnd];
+    if ((c === '=' || c === ':') && !backslash) {
+      valueStart = keyEnd + 1;
+      hasSeparator = true;
+      break;
+    }
+    if (isPropertyBlank(c) && !backslash) {
+      valueStart = keyEnd + 1;
+      break;
+    }
+    backslash = c === '\\' ? !backslash : false;
+    keyEnd++;
+  }
+  while (valueStart < line.length) {
+    const c = line[valueStart];
+    if (!isPropertyBlank(c)) {
+      if (!hasSeparator && (c === '=' || c === ':')) hasSeparator = true;
+      else break;
+    }
+    valueStart++;
+  }
+  return [line.slice(0, keyEnd), line.slice(valueStart)];
+}
+
+/** Properties.loadConvert: `\uXXXX`, `\t \n \r \f`, and `\x` for any other x. */
+function unescapeProperty(raw: string): string {
+  if (!raw.includes('\\')) return raw;
+  return raw.replace(/\\(u(.{0,4})|[^]?)/g, (_match, escape: string, hex: string | undefined) => {
+    if (hex !== undefined) {
+      // Java throws on a malformed \u, and Minecraft then refuses to start: such a file is not a server's
+      if (!/^[0-9A-Fa-f]{4}$/.test(hex)) throw new Error('malformed \\uXXXX escape in properties');
+      return String.fromCharCode(parseInt(hex, 16));
+    }
+    return ({ t: '\t', n: '\n', r: '\r', f: '\f' } as Record<string, string>)[escape] ?? escape;
+  });
+}
+
+const SECRET_PROPERTY = /(password|secret)$/i;
+
+/** decisions.md: `rcon.password`, `management-server-secret` and every *password / *secret key are hidden. */
+export function redactProperties(properties: Record<string, string>, reveal: boolean): Record<string, string> {
+  if (reveal) return properties;
+  const out: Record<string, string> = {};
+  for (const [key, value] of Object.entries(properties)) out[key] = SECRET_PROPERTY.test(key) ? '<redacted>' : value;
+  return out;
+}
+
+// A log line is an event only behind one of these prefixes (formats.md 1.1 and 1.10); only that one prefix is
+// stripped, so a whole fake line pasted into chat stays inside a chat message.
+// Groups: thread and level of `[time] [thread/LEVEL]( [logger])?: `, level of the terminal form
+// `[HH:MM:SS LEVEL]: `, and level of the pre-1.7 `YYYY-MM-DD HH:MM:SS [LEVEL] `.
+const LOG_PREFIX =
+  /^(?:\[[^\]]+\] \[([^\]]*)\/([A-Z]+)\](?: \[[^\]]*\])?: |\[\d\d:\d\d:\d\d ([A-Z]+)\]: |\d{4}-\d\d-\d\d \d\d:\d\d:\d\d \[([A-Z]+)\] )/;
+// ANSI SGR and other CSI sequences (old Spigot) and `§x` colour codes (mods) are stripped before matching.
+const COLOUR_CODES = /\x1b\[[0-9;?]*[ -/]*[@-~]|§./g;
+// Paper's name rule, which includes Floodgate's leading `.` for Bedrock players. A name never holds a space,
+// `<`, `[` or `*`, so chat (`<Mallory> …`), /say (`[Mallory] …`), /me (`* Mallory …`) and admin echoes
+// (`[Mallory: …]`) cannot start with one followed by an event text.
+const NAME = '([A-Za-z0-9_.]{1,16})';
+const PRESENCE_PATTERNS: ReadonlyArray<[RegExp, 'join' | 'leave']> = [
+  // the login line carries the bare profile name and plugins cannot reword it; `.*` spans `/[v6]:port`
+  [new RegExp(`^${NAME}\\[.*\\] logged in with entity id -?\\d+ at \\(.*\\)$`), 'join'],
+  // the join broadcast uses the display name: a team prefix or suffix (`[Staff] Alex`) makes it no name
+  // at all, and the login line above still counts that player
+  [new RegExp(`^${NAME} joined the game$`), 'join'],
+  [new RegExp(`^${NAME} \\(formerly known as [A-Za-z0-9_.]{1,16}\\) joined the game$`), 'join'],
+  [new RegExp(`^${NAME} left the game$`), 'leave'],
+  // every disconnect logs this with the bare name; the reason after `: ` is free text (a kick reason can read
+  // `Alex left the game`), so the name comes from the start and nothing after the colon is looked at.
+  // Players refused at login are logged as `Name (/ip:port) lost connection` or as a GameProfile: no match.
+  [new RegExp(`^${NAME} lost connection: `), 'leave'],
+];
+const SESSION_START = /^Starting minecraft server version /;
+
+export type PresenceEvent = { kind: 'join' | 'leave'; name: string } | { kind: 'reset' };
+
+/** The presence event a raw log line records, if any. */
+export function parsePresenceLine(rawLine: string): PresenceEvent | null {
+  // cheap filter first: most lines of a busy log are none of these
+  if (!/ the game| logged in with| lost connection: |Starting minecraft/.test(rawLine)) return null;
+  const line = rawLine.replace(COLOUR_CODES, '').replace(/\r$/, '');
+  const prefix = LOG_PREFIX.exec(line);
+  if (prefix === null) return null; // continuation lines (stack traces, multi-line kick screens) are never events
+  const thread = prefix[1];
+  const level = prefix[2] ?? prefix[3] ?? prefix[4];
+  if (level !== 'INFO') return null;
+  // chat plugins may log a bare `Alex joined the game` from the chat pool; presence never comes from there
+  if (thread !== undefined && thread.startsWith('Async Chat Thread')) return null;
+  const message = line.slice(prefix[0].length);
+  if (SESSION_START.test(message)) return { kind: 'reset' };
+  for (const [pattern, kind] of PRESENCE_PATTERNS) {
+    const match = pattern.exec(message);
+    if (match !== null) return { kind, name: match[1] };
+  }
+  return null;
+}
+
+/** Applies one log line to a set of online players; returns whether it was a session start. */
+function applyPresenceLine(players: Set<string>, line: string): boolean {
+  const event = parsePresenceLine(line);
+  if (event === null) return false;
+  if (event.kind === 'reset') {
+    players.clear();
+    return true;
+  }
+  // a player's second login (another location) kicks the first session; a set keeps one entry
+  if (event.kind === 'join') players.add(event.name);
+  else players.delete(event.name);
+  return false;
+}
+
+/** Applies every complete line of `text` (and a final unterminated one) to `players`. */
+export function scanPresence(text: string, players: Set<string> = new Set()): Set<string> {
+  for (const line of text.split('\n')) applyPresenceLine(players, line);
+  return players;
+}
+
+const IPV6_FULL = /(?<![\w:.])(?:[0-9A-Fa-f]{1,4}:){7}[0-9A-Fa-f]{1,4}(?![\w:])/g;
+// compressed forms always hold `::`, which no time of day (`12:00:00`) or Java method reference (`A::b`) has
+// next to hex digits alone; IPv4-mapped tails are masked by the IPv4 rule after this one
+const IPV6_COMPRESSED = /(?<![\w:.])(?:[0-9A-Fa-f]{1,4}(?::[0-9A-Fa-f]{1,4}){0,6})?::(?:[0-9A-Fa-f]{1,4}(?::[0-9A-Fa-f]{1,4}){0,6})?(?:%[\w.-]+)?(?![\w:])/g;
+const IPV4 = /(?<![\w.])(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(?![\w.]*\d)/g;
+
+/** Replaces IPv4 and IPv6 addresses with `<ip>`: public tails never disclose players' addresses. */
+export function maskAddresses(line: string): string {
+  if (!/[.:]/.test(line)) return line;
+  return line
+    .replace(IPV6_FULL, '<ip>')
+    .replace(IPV6_COMPRESSED, (match) => (match === '::' ? match : '<ip>'))
+    .replace(/::ffff:<ip>|<ip>/g, '<ip>')
+    .replace(IPV4, '<ip>');
+}
+
+const SIZE_UNITS = ['B', 'KB', 'MB', 'GB', 'TB'];
+
+/** Base 1024, the largest unit whose value is at least 1, two decimals: `1.50 KB`. */
+export function formatSize(bytes: number): string {
+  let value = bytes;
+  let unit = 0;
+  while (value >= 1024 && unit < SIZE_UNITS.length - 1) {
+    value /= 1024;
+    unit++;
+  }
+  return `${value.toFixed(2)} ${SIZE_UNITS[unit]}`;
+}
+
+/** `H:MM:SS` with unbounded hours: `49:03:07`. */
+export function formatUptime(seconds: number): string {
+  const s = Math.max(0, Math.floor(seconds));
+  const pad = (n: number): string => String(n).padStart(2, '0');
+  return `${Math.floor(s / 3600)}:${pad(Math.floor(s / 60) % 60)}:${pad(s % 60)}`;
+}
+
+/** Resident memory as a share of the total, truncated to 0.1 % and capped at 99.9 %, as `ps -o %mem` prints it. */
+export function formatMemory(rssBytes: number, totalBytes: number): string {
+  const permille = Math.min(999, Math.floor((rssBytes * 1000) / totalBytes));
+  return `${Math.floor(permille / 10)}.${permille % 10}%`;
+}
+
+const BACKUP_TYPES: ReadonlyArray<[string, BackupType]> = [
+  ['snapshot_', 'snapshot'],
+  ['gameserver_backup_', 'full_backup'],
+  ['restore_undo', 'restore_undo'],
+];
+export type BackupType = 'snapshot' | 'full_backup' | 'restore_undo' | 'archive';
+
+/** The spec's prefix table. */
+export function backupType(name: string): BackupType {
+  return BACKUP_TYPES.find(([prefix]) => name.startsWith(prefix))?.[1] ?? 'archive';
+}
+
+/** `UUID.nameUUIDFromBytes("OfflinePlayer:" + name)`: the UUID an offline-mode server gives a name. */
+export function offlineUuid(name: string): string {
+  const b = createHash('md5').update(`OfflinePlayer:${name}`, 'utf8').digest();
+  b[6] = (b[6] & 0x0f) | 0x30;
+  b[8] = (b[8] & 0x3f) | 0x80;
+  return dashUuid(b.toString('hex'));
+}
+
+/** 32 hex digits in the dashed layout whitelist.json uses. */
+function dashUuid(hex: string): string {
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`.toLowerCase();
+}
+
+/** `lines`: absent → 200; digits only, at least 1; above 2000 → 2000. */
+export function parseLines(raw: string | null): number {
+  if (raw === null) return LINES_DEFAULT;
+  // Number() would take ' 80 ', '0x50', '1e3' and '' (as 0): the string is checked first
+  if (!/^[0-9]{1,12}$/.test(raw) || Number(raw) < 1) throw new HttpError(400, 'lines must be an integer from 1 to 2000.');
+  return Math.min(Number(raw), LINES_MAX);
+}
+
+// The spec's fourteen characters, then every C0 control character and DEL (decisions.md)
+const FORBIDDEN_IN_COMMAND = /[;&|`$(){}[\]<>\\\x00-\x1f\x7f]/;
+
+/** The console command as sent: outer spaces trimmed, 1..1000 characters, no forbidden character. */
+export function validateCommand(value: unknown): string {
+  if (typeof value !== 'string') throw new HttpError(400, 'command is required and must be a string.');
+  const command = value.replace(/^ +| +$/g, '');
+  if (FORBIDDEN_IN_COMMAND.test(command)) {
+    throw new HttpError(400, 'command must not contain ; & | ` $ ( ) { } [ ] < > \\ or control characters.');
+  }
+  if (command.length < 1 || command.length > COMMAND_MAX_CHARS) {
+    throw new HttpError(400, 'command must be 1 to 1000 characters long.');
+  }
+  return command;
+}
+
+/** A player name as the spec allows it: `[a-zA-Z0-9_]{1,16}`. */
+export function validatePlayer(value: unknown): string {
+  if (typeof value !== 'string') throw new HttpError(400, 'player is required and must be a string.');
+  if (!/^[A-Za-z0-9_]{1,16}$/.test(value)) throw new HttpError(400, 'player must be 1 to 16 characters from A-Z, a-z, 0-9 and _.');
+  return value;
+}
+
+// ---- Host access: /proc ----
+
+/** The daemon's environment minus the key: `serv`, tmux and the game must never inherit it. */
+function childEnv(): NodeJS.ProcessEnv {
+  const { API_KEY: _key, ...rest } = process.env;
+  return rest;
+}
+
+interface HostConstants {
+  memTotalBytes: number;
+  pageSizeBytes: number;
+  bootUptimeSeconds: number; // /proc/uptime when `bootMark` was taken
+  bootMark: number; // performance.now() at that moment
+  bootEpochMs: number;
+}
+let host: HostConstants;
+
+/** Facts about the machine that do not change while it runs, learned once at start-up. */
+function readHostConstants(): HostConstants {
+  const memTotalKb = Number(/^MemTotal:\s+(\d+) kB/m.exec(fs.readFileSync('/proc/meminfo', 'latin1'))?.[1]);
+  const uptimeSeconds = Number(fs.readFileSync('/proc/uptime', 'latin1').split(' ')[0]);
+  const bootMark = performance.now();
+  // the first mapping's page size; getconf would mean a child process
+  const smapsHead = readFileHead('/proc/self/smaps', 16 * 1024);
+  const pageKb = Number(/^KernelPageSize:\s+(\d+) kB/m.exec(smapsHead)?.[1] ?? 4);
+  if (!(memTotalKb > 0) || !(uptimeSeconds > 0)) throw new Error('/proc/meminfo or /proc/uptime is unreadable');
+  return {
+    memTotalBytes: memTotalKb * 1024,
+    pageSizeBytes: pageKb * 1024,
+    bootUptimeSeconds: uptimeSeconds,
+    bootMark,
+    bootEpochMs: Date.now() - uptimeSeconds * 1000,
+  };
+}
+
+function secondsSinceBoot(): number {
+  return host.bootUptimeSeconds + (performance.now() - host.bootMark) / 1000;
+}
+
+const procBuffer = Buffer.allocUnsafe(4096);
+
+/** The first bytes of a file with one open, one read and one close: /proc files are small and generated. */
+function readFileHead(file: string, maxBytes = procBuffer.length): string {
+  const buffer = maxBytes === procBuffer.length ? procBuffer : Buffer.allocUnsafe(maxBytes);
+  const fd = fs.openSync(file, 'r');
+  try {
+    return buffer.toString('latin1', 0, fs.readSync(fd, buffer, 0, buffer.length, null));
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+interface ProcStat {
+  pid: number;
+  comm: string;
+  pgrp: number;
+  ttyNr: number;
+  tpgid: number;
+  startTicks: number;
+  rssPages: number;
+}
+
+/** /proc/PID/stat, or undefined when the process is gone. */
+function readProcStat(pid: number): ProcStat | undefined {
+  let stat: string;
+  try {
+    stat = readFileHead(`/proc/${pid}/stat`);
+  } catch {
+    return undefined;
+  }
+  // field 2 is the name in parentheses and may itself hold spaces and `)`: split at the last `)`
+  const close = stat.lastIndexOf(')');
+  const fields = stat.slice(close + 2).split(' ');
+  return {
+    pid,
+    comm: stat.slice(stat.indexOf('(') + 1, close),
+    pgrp: Number(fields[2]),
+    ttyNr: Number(fields[4]),
+    tpgid: Number(fields[5]),
+    startTicks: Number(fields[19]),
+    rssPages: Number(fields[21]),
+  };
+}
+
+let cachedGame: ProcStat | undefined;
+let lastScan = { atMs: -Infinity, lastPid: '' };
+
+/** The newest PID the kernel handed out (last field of /proc/loadavg): no fork since a scan means no new process. */
+function lastCreatedPid(): string {
+  return readFileHead('/proc/loadavg').trim().split(' ').pop() ?? '';
+}
+
+/**
+ * The game server: the oldest process named `java` whose working directory is SERVER_DIR (decisions.md).
+ * A found process is kept while its pid lives with the same start time; a scan that found nothing is
+ * reused while no process has been created since, for a few seconds at most, unless `fresh` is asked.
+ */
+function findGameProcess(fresh = false): ProcStat | undefined {
+  if (cachedGame !== undefined) {
+    const now = readProcStat(cachedGame.pid);
+    if (now !== undefined && now.startTicks === cachedGame.startTicks && now.comm === 'java') return (cachedGame = now);
+    cachedGame = undefined;
+  }
+  const lastPid = lastCreatedPid();
+  if (!fresh && lastPid === lastScan.lastPid && Date.now() - lastScan.atMs < PROCESS_SCAN_REUSE_MS) return undefined;
+  lastScan = { atMs: Date.now(), lastPid };
+  let oldest: ProcStat | undefined;
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^[0-9]+$/.test(entry)) continue;
+    const stat = readProcStat(Number(entry));
+    if (stat === undefined || stat.comm !== 'java') continue;
+    if (oldest !== undefined && (stat.startTicks > oldest.startTicks || (stat.startTicks === oldest.startTicks && stat.pid > oldest.pid))) continue;
+    if (isInServerDir(stat.pid)) oldest = stat;
+  }
+  return (cachedGame = oldest);
+}
+
+let realServerDir = '';
+
+function isInServerDir(pid: number): boolean {
+  try {
+    // another user's process gives EACCES: it cannot be ours (the API runs as the game's user)
+    return fs.readlinkSync(`/proc/${pid}/cwd`) === realServerDir;
+  } catch {
+    return false;
+  }
+}
+
+// ---- Host access: files ----
+
+/** What identifies a file's content without reading it: a rewrite changes the inode, size, mtime or ctime. */
+function statSignature(st: fs.Stats): string {
+  return `${st.dev}:${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}`;
+}
+
+const fileCache = new Map<string, { signature: string; value: unknown }>();
+
+/**
+ * A file parsed once and reused until it changes (a change is seen on the very next request: every call
+ * stats the file). A missing file is a 404 `<name> not found`; an unreadable or unparsable one a 500.
+ */
+function readParsedFile<T>(file: string, parse: (bytes: Buffer) => T): T {
+  const name = path.basename(file);
+  let st: fs.Stats | undefined;
+  try {
+    st = fs.statSync(file, { throwIfNoEntry: false });
+  } catch {
+    throw new HttpError(500, `${name} could not be read.`);
+  }
+  if (st === undefined) throw new HttpError(404, `${name} not found`);
+  const signature = statSignature(st);
+  const cached = fileCache.get(file);
+  if (cached?.signature === signature) return cached.value as T;
+  let bytes: Buffer;
+  try {
+    if (!st.isFile() || st.size > SMALL_FILE_MAX_BYTES) throw new Error('not a small regular file');
+    bytes = fs.readFileSync(file);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new HttpError(404, `${name} not found`);
+    throw new HttpError(500, `${name} could not be read.`);
+  }
+  const value = parse(bytes);
+  fileCache.set(file, { signature, value });
+  return value;
+}
+
+function parseJsonFile(name: string): (bytes: Buffer) => unknown {
+  return (bytes) => {
+    try {
+      return JSON.parse(bytes.toString('utf8'));
+    } catch {
+      throw new HttpError(500, `${name} is not valid JSON.`);
+    }
+  };
+}
+
+interface WhitelistEntry {
+  uuid?: unknown;
+  name?: unknown;
+}
+
+function whitelistPath(): string {
+  return path.join(config.serverDir, 'whitelist.json');
+}
+
+/** whitelist.json's entries, exactly as stored. */
+function readWhitelist(): WhitelistEntry[] {
+  const entries = readParsedFile(whitelistPath(), parseJsonFile('whitelist.json'));
+  if (!Array.isArray(entries) || !entries.every((e) => typeof e === 'object' && e !== null && !Array.isArray(e))) {
+    throw new HttpError(500, 'whitelist.json is not a JSON array of entries.');
+  }
+  return entries as WhitelistEntry[];
+}
+
+function readServerProperties(): Record<string, string> {
+  return readParsedFile(path.join(config.serverDir, 'server.properties'), (bytes) => {
+    try {
+      return parseProperties(bytes);
+    } catch {
+      throw new HttpError(500, 'server.properties could not be parsed.');
+    }
+  });
+}
+
+/** `currentVersion` of version_history.json; Paper builds since July 2026 keep it in `.paper/`. */
+function readGameVersion(): string | undefined {
+  for (const file of [path.join(config.serverDir, '.paper', 'version_history.json'), path.join(config.serverDir, 'version_history.json')]) {
+    try {
+      const history = readParsedFile(file, parseJsonFile('version_history.json')) as { currentVersion?: unknown } | null;
+      if (typeof history?.currentVersion === 'string') return history.currentVersion;
+    } catch {
+      // the spec: version is simply left out when the file is unreadable
+    }
+  }
+  return undefined;
+}
+
+/** Writes a file so that readers see the old or the new content, never a part: same-folder temp file, fsync, rename. */
+function writeFileAtomic(file: string, text: string): void {
+  const temp = `${file}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`;
+  const mode = (fs.statSync(file, { throwIfNoEntry: false })?.mode ?? 0o644) & 0o7777;
+  const fd = fs.openSync(temp, 'wx', mode);
+  try {
+    fs.writeSync(fd, text);
+    fs.fsyncSync(fd);
+    fs.closeSync(fd);
+    fs.renameSync(temp, file);
+  } catch (err) {
+    try { fs.closeSync(fd); } catch { /* already closed */ }
+    fs.rmSync(temp, { force: true });
+    throw err;
+  }
+  // the rename is durable once the folder's entry is on disk
+  const dir = fs.openSync(path.dirname(file), 'r');
+  try { fs.fsyncSync(dir); } finally { fs.closeSync(dir); }
+}
+
+/** The last `count` lines of a file, oldest first, read backwards in blocks from the end. */
+export async function readTail(file: string, count: number): Promise<string[]> {
+  const handle = await fs.promises.open(file, 'r');
+  try {
+    // the handle pins the inode: a log replaced meanwhile is read whole from the old file
+    for (let attempt = 0; ; attempt++) {
+      const { size } = await handle.stat();
+      const blocks: Buffer[] = [];
+      let start = size;
+      let newlines = 0;
+      let truncated = false;
+      // `count` complete lines need `count` + 1 line breaks, the first of which ends an older line
+      while (start > 0 && newlines <= count && size - start < TAIL_MAX_BYTES) {
+        const length = Math.min(TAIL_BLOCK_BYTES, start);
+        start -= length;
+        const block = Buffer.allocUnsafe(length);
+        const { bytesRead } = await handle.read(block, 0, length, start);
+        if (bytesRead < length) {
+          truncated = true; // the file shrank under us: read it again from its new end
+          break;
+        }
+        blocks.unshift(block);
+        for (let i = block.indexOf(10); i !== -1; i = block.indexOf(10, i + 1)) newlines++;
+      }
+      if (truncated && attempt < 3) continue;
+      const lines = Buffer.concat(blocks).toString('utf8').split('\n');
+      if (lines[lines.length - 1] === '') lines.pop(); // the file's final line break ends a line, it starts none
+      if (start > 0) lines.shift(); // the oldest piece may be the end of a longer line
+      return lines.slice(-count).map((line) => (line.endsWith('\r') ? line.slice(0, -1) : line));
+    }
+  } finally {
+    await handle.close();
+  }
+}
+
+// ---- Host access: presence from latest.log ----
+
+interface Presence {
+  dev: number;
+  ino: number;
+  size: number; // the size the view below was computed for
+  offset: number; // bytes parsed into `players`: always the end of a complete line
+  skipping: boolean; // inside a line longer than a chunk: no event, skip to its end
+  game: string; // pid and start time of the game process the players belong to
+  players: Set<string>;
+  view: string[]; // players plus the effect of a final unterminated line
+}
+
+let presence: Presence | undefined;
+let presenceQueue: Promise<unknown> = Promise.resolve();
+
+const gameIdentity = (game: ProcStat): string => `${game.pid}:${game.startTicks}`;
+
+/** Who is online according to latest.log: only bytes appended since the last call are parsed. */
+function readOnlinePlayers(game: ProcStat): Promise<string[]> {
+  const file = path.join(config.serverDir, 'logs', 'latest.log');
+  const st = fs.statSync(file, { throwIfNoEntry: false });
+  if (st === undefined) return Promise.resolve([]); // decisions.md: the server runs but has no log yet
+  const current = presence;
+  if (current !== undefined && current.ino === st.ino && current.dev === st.dev && current.size === st.size && current.game === gameIdentity(game)) {
+    return Promise.resolve(current.view);
+  }
+  // one update at a time: concurrent callers wait for it and then find it done
+  const update = presenceQueue.then(() => updatePresence(file, game));
+  presenceQueue = update.catch(() => undefined);
+  return update;
+}
+
+async function updatePresence(file: string, game: ProcStat): Promise<string[]> {
+  const handle = await fs.promises.open(file, 'r');
+  try {
+    const st = await handle.stat();
+    const identity = gameIdentity(game);
+    let state = presence;
+    const sameFile = state !== undefined && state.dev === st.dev && state.ino === st.ino && st.size >= state.offset;
+    if (state === undefined || !sameFile) {
+      // log4j rolls latest.log at midnight while the game runs (a new inode, or a copy-and-truncate):
+      // the same process keeps its players; any other start is a new session
+      const carried = state !== undefined && state.game === identity ? state.players : new Set<string>();
+      state = { dev: st.dev, ino: st.ino, size: 0, offset: 0, skipping: false, game: identity, players: carried, view: [] };
+      const sawStart = await parseAppended(handle, state, st.size);
+      if (!sawStart && presence === undefined) {
+        // the daemon starts after a midnight roll: the session's start is in the archives
+        state.players = await playersFromArchives(path.dirname(file));
+        state.offset = 0;
+        state.skipping = false;
+        await parseAppended(handle, state, st.size);
+      }
+    } else {
+      if (state.game !== identity) {
+        state.players = new Set(); // a new game process: everyone was disconnected
+        state.game = identity;
+      }
+      await parseAppended(handle, state, st.size);
+    }
+    presence = state;
+    return state.view;
+  } finally {
+    await handle.close();
+  }
+}
+
+/** Parses [offset, size) into the state in chunks; returns whether a session start was seen. */
+async function parseAppended(handle: fs.promises.FileHandle, state: Presence, size: number): Promise<boolean> {
+  let sawStart = false;
+  let tail = '';
+  const chunk = Buffer.allocUnsafe(Math.min(PRESENCE_CHUNK_BYTES, Math.max(1, size - state.offset)));
+  while (state.offset < size) {
+    const { bytesRead } = await handle.read(chunk, 0, Math.min(chunk.length, size - state.offset), state.offset);
+    if (bytesRead === 0) break;
+    let data = chunk.subarray(0, bytesRead);
+    let consumed = 0;
+    if (state.skipping) {
+      const end = data.indexOf(10);
+      if (end === -1) {
+        state.offset += bytesRead;
+        continue;
+      }
+      consumed = end + 1;
+      state.skipping = false;
+      data = data.subarray(consumed);
+    }
+    const lastBreak = data.lastIndexOf(10);
+    if (lastBreak === -1) {
+      if (bytesRead === chunk.length && consumed === 0) {
+        state.offset += bytesRead; // a line longer than a chunk holds no event: skip to its end
+        state.skipping = true;
+        continue;
+      }
+      state.offset += consumed;
+      tail = data.toString('utf8');
+      break;
+    }
+    // only whole lines are decoded, so a UTF-8 sequence is never split
+    const text = data.toString('utf8', 0, lastBreak);
+    for (const line of text.split('\n')) if (applyPresenceLine(state.players, line)) sawStart = true;
+    state.offset += consumed + lastBreak + 1;
+  }
+  // log4j writes a line with one write: a final line that matches in full counts now, and is read again,
+  // whole, once more bytes arrive (the offset stays at its start)
+  const view = new Set(state.players);
+  if (tail !== '' && applyPresenceLine(view, tail)) sawStart = true;
+  state.size = size;
+  state.view = [...view];
+  return sawStart;
+}
+
+/** Players online at the end of the newest `logs/*.log.gz` archives, read back to the session's start. */
+async function playersFromArchives(logDir: string): Promise<Set<string>> {
+  let names: string[];
+  try {
+    names = fs.readdirSync(logDir).filter((name) => name.endsWith('.log.gz'));
+  } catch {
+    return new Set();
+  }
+  const newestFirst = names
+    .map((name) => ({ name, mtimeMs: fs.statSync(path.join(logDir, name), { throwIfNoEntry: false })?.mtimeMs ?? 0 }))
+    .sort((a, b) => b.mtimeMs - a.mtimeMs || b.name.localeCompare(a.name, 'en', { numeric: true }))
+    .slice(0, ARCHIVE_MAX_FILES);
+  const texts: string[] = [];
+  for (const { name } of newestFirst) {
+    const text = await gunzipFile(path.join(logDir, name));
+    if (text === undefined) break;
+    texts.unshift(text);
+    if (text.split('\n').some((line) => parsePresenceLine(line)?.kind === 'reset')) break;
+  }
+  const players = new Set<string>();
+  for (const text of texts) scanPresence(text, players);
+  return players;
+}
+
+function gunzipFile(file: string): Promise<string | undefined> {
+  return new Promise((resolve) => {
+    fs.readFile(file, (readErr, bytes) => {
+      if (readErr) return resolve(undefined);
+      gunzip(bytes, { maxOutputLength: ARCHIVE_MAX_BYTES }, (err, text) => resolve(err ? undefined : text.toString('utf8')));
+    });
+  });
+}
+
+// ---- Host access: backups ----
+
+interface BackupFile {
+  name: string;
+  bytes: number;
+  mtimeMs: number;
+}
+
+let backupCache: { signature: string; files: BackupFile[]; body: string } | undefined;
+
+/** The `.tar.gz` archives, newest first; the listing is reused while the folder and its newest files stay put. */
+function listBackups(): string {
+  const dir = config.backupDir;
+  const name = path.basename(dir);
+  let st: fs.Stats | undefined;
+  try {
+    st = fs.statSync(dir, { throwIfNoEntry: false });
+  } catch {
+    throw new HttpError(500, `${name} could not be read.`);
+  }
+  if (st === undefined) throw new HttpError(404, `${name} not found`);
+  if (!st.isDirectory()) throw new HttpError(500, `${name} could not be read.`);
+  const signature = statSignature(st);
+  const now = Date.now();
+  // an archive that is still being written grows without touching the folder: re-stat the recent ones
+  if (backupCache?.signature === signature && backupCache.files.every((f) => now - f.mtimeMs > BACKUP_LIVE_WINDOW_MS || isUnchanged(dir, f))) {
+    return backupCache.body;
+  }
+  let entries: string[];
+  try {
+    entries = fs.readdirSync(dir).filter((entry) => entry.endsWith('.tar.gz'));
+  } catch {
+    throw new HttpError(500, `${name} could not be read.`);
+  }
+  const files: BackupFile[] = [];
+  for (const entry of entries) {
+    // a file may vanish between the listing and its stat: it is simply not listed
+    const file = fs.statSync(path.join(dir, entry), { throwIfNoEntry: false });
+    if (file?.isFile()) files.push({ name: entry, bytes: file.size, mtimeMs: file.mtimeMs });
+  }
+  files.sort((a, b) => b.mtimeMs - a.mtimeMs || a.name.localeCompare(b.name));
+  const backups = files.map((f) => ({
+    name: f.name,
+    type: backupType(f.name),
+    size: formatSize(f.bytes),
+    bytes: f.bytes,
+    created: new Date(f.mtimeMs).toISOString(),
+  }));
+  backupCache = { signature, files, body: JSON.stringify({ ok: true, count: backups.length, backups }) };
+  return backupCache.body;
+}
+
+function isUnchanged(dir: string, file: BackupFile): boolean {
+  const st = fs.statSync(path.join(dir, file.name), { throwIfNoEntry: false });
+  return st !== undefined && st.size === file.bytes && st.mtimeMs === file.mtimeMs;
+}
+
+// ---- Host access: the report script ----
+
+let reportCache: { atMs: number; result: Promise<string> } | undefined;
+
+/** The report, from at most one script run at a time, reused for a few seconds whatever the number of callers. */
+function readReport(): Promise<string> {
+  if (reportCache === undefined || Date.now() - reportCache.atMs > REPORT_REUSE_MS) {
+    const result = runReportScript();
+    reportCache = { atMs: Number.POSITIVE_INFINITY, result };
+    // the reuse window starts when the run ends, so a slow script is never started twice at once
+    result.then(
+      () => { reportCache = { atMs: Date.now(), result }; },
+      () => { reportCache = { atMs: Date.now(), result }; },
+    );
+  }
+  return reportCache.result;
+}
+
+function runReportScript(): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let child: ChildProcess;
+    try {
+      // its own process group, so a timeout can end everything it started
+      child = spawn(config.reportScript, [], { detached: true, stdio: ['ignore', 'pipe', 'inherit'], env: childEnv() });
+    } catch (err) {
+      log(`report script could not be started: ${describeError(err)}`);
+      return reject(new HttpError(500, 'The report script could not be started.'));
+    }
+    const chunks: Buffer[] = [];
+    let bytes = 0;
+    let failure: HttpError | undefined;
+    const killGroup = (): void => {
+      try { process.kill(-child.pid!, 'SIGKILL'); } catch { /* already gone */ }
+    };
+    const timer = setTimeout(() => {
+      failure ??= new HttpError(500, 'The report script timed out after 10 s.');
+      killGroup();
+    }, REPORT_TIMEOUT_MS);
+    child.stdout!.on('data', (chunk: Buffer) => {
+      bytes += chunk.length;
+      if (bytes <= REPORT_MAX_BYTES) chunks.push(chunk);
+    });
+    child.once('error', (err) => {
+      log(`report script could not be started: ${describeError(err)}`);
+      failure ??= new HttpError(500, 'The report script could not be started.');
+    });
+    // a child of the script may keep stdout open after the script exits: end the group, then collect
+    child.once('exit', () => {
+      if (child.pid !== undefined) killGroup();
+    });
+    child.once('close', () => {
+      clearTimeout(timer);
+      const text = Buffer.concat(chunks).toString('utf8');
+      // decisions.md: a non-zero exit with output still counts
+      if (failure === undefined && text.trim() === '') failure = new HttpError(500, 'The report script printed nothing.');
+      if (failure !== undefined) reject(failure);
+      else resolve(text);
+    });
+  });
+}
+
+// ---- Host access: tmux and serv ----
+
+/** Runs tmux on the configured socket; resolves its stdout. */
+function tmux(args: readonly string[]): Promise<string> {
+  const socket = config.tmuxSocket === undefined ? [] : ['-S', config.tmuxSocket];
+  return new Promise((resolve, reject) => {
+    execFile('tmux', [...socket, ...args], { timeout: TMUX_TIMEOUT_MS, maxBuffer: 64 * 1024, env: childEnv() }, (err, stdout) =>
+      err ? reject(err) : resolve(stdout),
+    );
+  });
+}
+
+let consoleQueue: Promise<unknown> = Promise.resolve();
+
+/**
+ * Types a command into the game console and presses Enter, one command at a time (two callers would
+ * otherwise interleave their keys). The text is sent literally and only when the game server itself is the
+ * pane's foreground process: a shell in the pane would run it as a command line.
+ */
+function sendConsoleCommand(command: string): Promise<void> {
+  const delivery = consoleQueue.then(() => deliverToConsole(command));
+  consoleQueue = delivery.catch(() => undefined);
+  return delivery;
+}
+
+async function deliverToConsole(command: string): Promise<void> {
+  const game = findGameProcess(true);
+  if (game === undefined) throw new HttpError(409, 'Game server is not running.');
+  const target = `=${config.tmuxSession}:`; // `=`: this exact session, never a prefix match
+  let paneTty: string;
+  try {
+    paneTty = (await tmux(['display-message', '-p', '-t', target, '#{pane_tty}'])).trim();
+  } catch (err) {
+    log(`console check failed: ${describeError(err)}`);
+    throw new HttpError(503, (err as NodeJS.ErrnoException).code === 'ENOENT'
+      ? `${CONSOLE_UNAVAILABLE}tmux is not installed.`
+      : `${CONSOLE_UNAVAILABLE}the tmux session "${config.tmuxSession}" was not found.`);
+  }
+  if (!isPaneForeground(game, paneTty)) {
+    throw new HttpError(503, `${CONSOLE_UNAVAILABLE}the game server is not the foreground process of the tmux session "${config.tmuxSession}".`);
+  }
+  await tmux(['send-keys', '-t', target, '-l', '--', command]);
+  await tmux(['send-keys', '-t', target, 'Enter']);
+}
+
+/**
+ * Whether the pane's terminal is the game's controlling terminal and the game's process group is that
+ * terminal's foreground group (fields 5, 7 and 8 of /proc/PID/stat). `#{pane_current_command}` cannot tell:
+ * for a script it names the interpreter. A suspended game or a background job fails this test.
+ */
+function isPaneForeground(game: ProcStat, paneTty: string): boolean {
+  const now = readProcStat(game.pid);
+  const tty = paneTty === '' ? undefined : fs.statSync(paneTty, { throwIfNoEntry: false });
+  if (now === undefined || tty === undefined || !tty.isCharacterDevice()) return false;
+  // dev_t as glibc packs it, and tty_nr as the kernel does: major in bits 8-19, minor split around it
+  const major = ((tty.rdev >> 8) & 0xfff) | Math.floor(tty.rdev / 2 ** 32) & ~0xfff;
+  const minor = (tty.rdev & 0xff) | ((tty.rdev >> 12) & ~0xff);
+  const ttyNr = (minor & 0xff) | (major << 8) | ((minor & ~0xff) << 12);
+  return now.ttyNr === ttyNr && now.tpgid === now.pgrp;
+}
+
+let runningBackup: ChildProcess | undefined;
+
+/** Starts `serv <args>` in its own process group with our stdout and stderr; resolves once it exists. */
+function launchServ(args: readonly string[]): Promise<ChildProcess> {
+  return new Promise((resolve, reject) => {
+    let child: ChildProcess;
+    try {
+      child = spawn(config.servBin, args, {
+        detached: true, // own process group: a Ctrl-C to us or our exit does not reach it
+        stdio: ['ignore', 'inherit', 'inherit'], // straight to the journal: a pipe of ours would break when we restart
+        env: childEnv(),
+      });
+    } catch (err) {
+      log(`serv ${args.join(' ')} could not be started: ${describeError(err)}`);
+      return reject(new HttpError(500, 'Internal server error'));
+    }
+    child.once('error', (err) => {
+      log(`serv ${args.join(' ')} could not be started: ${describeError(err)}`);
+      reject(new HttpError(500, 'Internal server error'));
+    });
+    child.once('spawn', () => {
+      child.unref();
+      child.once('exit', (code, signal) => log(`serv ${args.join(' ')} (pid ${child.pid}) exited with ${signal ?? `status ${code}`}`));
+      resolve(child);
+    });
+  });
+}
+
+// ---- Host access: player profiles ----
+
+interface Profile {
+  name: string;
+  uuid: string;
+}
+
+/** The UUID and name case to write for a player, from the same sources the server would use. */
+async function resolveProfile(player: string): Promise<Profile> {
+  let properties: Record<string, string> = {};
+  try {
+    properties = readServerProperties();
+  } catch {
+    // Minecraft's default is online mode
+  }
+  if (properties['online-mode'] === 'false') return { name: player, uuid: offlineUuid(player) };
+  const cached = findInUserCache(player);
+  if (cached !== undefined) return cached;
+  return lookupProfile(player);
+}
+
+function findInUserCache(player: string): Profile | undefined {
+  let cache: unknown;
+  try {
+    cache = readParsedFile(path.join(config.serverDir, 'usercache.json'), parseJsonFile('usercache.json'));
+  } catch {
+    return undefined;
+  }
+  if (!Array.isArray(cache)) return undefined;
+  const hit = cache.find((e) => typeof e?.name === 'string' && e.name.toLowerCase() === player.toLowerCase() && typeof e.uuid === 'string');
+  return hit === undefined ? undefined : { name: hit.name, uuid: hit.uuid };
+}
+
+/** Asks PROFILE_LOOKUP_URL (Mojang's API by default) for a name; 502 when unknown or unreachable. */
+function lookupProfile(player: string): Promise<Profile> {
+  const url = new URL(config.profileLookupUrl + encodeURIComponent(player));
+  const failed = (why: string): HttpError => {
+    log(`profile lookup for ${player} failed: ${why}`);
+    return new HttpError(502, 'The profile lookup failed; nothing was changed.');
+  };
+  return new Promise((resolve, reject) => {
+    const request = (url.protocol === 'https:' ? httpsRequest : httpRequest)(url, { timeout: LOOKUP_TIMEOUT_MS }, (res) => {
+      const chunks: Buffer[] = [];
+      let bytes = 0;
+      res.on('data', (chunk: Buffer) => {
+        bytes += chunk.length;
+        if (bytes > LOOKUP_MAX_BYTES) request.destroy(new Error('answer too large'));
+        else chunks.push(chunk);
+      });
+      res.on('end', () => {
+        // the service answered 204 for unknown names until 2023 and 404 since
+        if (res.statusCode === 204 || res.statusCode === 404) return reject(new HttpError(502, `No Minecraft account is named ${player}.`));
+        if (res.statusCode !== 200) return reject(failed(`status ${res.statusCode}`));
+        let answer: { id?: unknown; name?: unknown };
+        try {
+          answer = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+        } catch {
+          return reject(failed('the answer is not JSON'));
+        }
+        const hex = typeof answer?.id === 'string' ? answer.id.replace(/-/g, '') : '';
+        if (!/^[0-9a-fA-F]{32}$/.test(hex) || typeof answer.name !== 'string' || !/^[A-Za-z0-9_]{1,16}$/.test(answer.name)) {
+          return reject(failed('the answer has no valid id and name'));
+        }
+        resolve({ name: answer.name, uuid: dashUuid(hex) });
+      });
+      res.on('error', (err) => reject(failed(describeError(err))));
+    });
+    request.on('timeout', () => request.destroy(new Error('timed out')));
+    request.on('error', (err) => reject(failed(describeError(err))));
+    request.end();
+  });
+}
+
+// ---- Route handlers ----
+
+interface Reply {
+  status: number;
+  body: string; // serialised JSON, or the text of a text/plain reply
+  text?: boolean;
+  headers?: Record<string, string>;
+}
+
+interface Request {
+  req: IncomingMessage;
+  query: URLSearchParams;
+}
+
+const json = (value: object, status = 200): Reply => ({ status, body: JSON.stringify(value) });
+const done = (message: string): Reply => json({ ok: true, message });
+
+function getStatus(): Reply {
+  const game = findGameProcess();
+  if (game === undefined) return json({ ok: true, online: false });
+  const version = readGameVersion();
+  return json({
+    ok: true,
+    online: true,
+    pid: game.pid,
+    uptime: formatUptime(secondsSinceBoot() - game.startTicks / CLOCK_TICKS_PER_SECOND),
+    memory: formatMemory(game.rssPages * host.pageSizeBytes, host.memTotalBytes),
+    ...(version === undefined ? {} : { version }),
+  });
+}
+
+async function getOnlinePlayers(): Promise<Reply> {
+  const game = findGameProcess();
+  // the spec: offline means no players, and the log is not read
+  if (game === undefined) return json({ ok: true, online: false, players: [] });
+  const players = await readOnlinePlayers(game);
+  return json({ ok: true, online: true, count: players.length, players });
+}
+
+function getWhitelist(): Reply {
+  const whitelist = readWhitelist();
+  return json({ ok: true, count: whitelist.length, whitelist });
+}
+
+function getProperties({ req }: Request): Reply {
+  return json({ ok: true, properties: redactProperties(readServerProperties(), hasValidKey(req)) });
+}
+
+function getBackups(): Reply {
+  return { status: 200, body: listBackups() };
+}
+
+/** A log tail: `file` is the spec's constant name, whatever path the log really has. */
+function tailRoute(file: () => string, shownAs: string) {
+  return async ({ req, query }: Request): Promise<Reply> => {
+    const all = query.getAll('lines');
+    if (all.length > 1) throw new HttpError(400, 'lines must be an integer from 1 to 2000.');
+    const count = parseLines(all.length === 0 ? null : all[0]);
+    let lines: string[];
+    try {
+      lines = await readTail(file(), count);
+    } catch (err) {
+      const name = path.basename(file());
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new HttpError(404, `${name} not found`);
+      log(`reading ${file()} failed: ${describeError(err)}`);
+      throw new HttpError(500, `${name} could not be read.`);
+    }
+    return json({ ok: true, file: shownAs, lines: hasValidKey(req) ? lines : lines.map(maskAddresses) });
+  };
+}
+
+async function getReportText(): Promise<Reply> {
+  try {
+    return { status: 200, body: await readReport(), text: true };
+  } catch (err) {
+    // decisions.md: GET / fails as text/plain, like it succeeds
+    if (err instanceof HttpError) return { status: err.status, body: err.message, text: true };
+    throw err;
+  }
+}
+
+async function getReportJson(): Promise<Reply> {
+  return json({ ok: true, report: await readReport() });
+}
+
+function servRoute(args: readonly string[], message: string) {
+  return async (): Promise<Reply> => {
+    await launchServ(args);
+    return done(message);
+  };
+}
+
+async function postBackup(): Promise<Reply> {
+  if (runningBackup !== undefined) throw new HttpError(409, 'A backup is already running.');
+  const child = await launchServ(['backup', '-s']);
+  runningBackup = child;
+  child.once('exit', () => {
+    if (runningBackup === child) runningBackup = undefined;
+  });
+  return done('Backup triggered. Check /api/backups shortly.');
+}
+
+async function postCommand({ req }: Request): Promise<Reply> {
+  const command = validateCommand((await readJsonObject(req)).command);
+  await sendConsoleCommand(command);
+  return done(`Command sent: ${command}`);
+}
+
+let whitelistQueue: Promise<unknown> = Promise.resolve();
+
+function whitelistRoute(action: 'add' | 'remove') {
+  return async ({ req }: Request): Promise<Reply> => {
+    const player = validatePlayer((await readJsonObject(req)).player);
+    // one edit at a time: two read-modify-write cycles would lose one of the changes
+    const edit = whitelistQueue.then(() => editWhitelist(action, player));
+    whitelistQueue = edit.catch(() => undefined);
+    return edit;
+  };
+}
+
+async function editWhitelist(action: 'add' | 'remove', player: string): Promise<Reply> {
+  const game = findGameProcess(true);
+  let entries: WhitelistEntry[] = [];
+  try {
+    entries = readWhitelist();
+  } catch (err) {
+    // a running server keeps its own whitelist and creates the file itself; a corrupt file is never overwritten
+    if (!(err instanceof HttpError && err.status === 404 && game !== undefined)) throw err;
+  }
+  const isPlayer = (e: WhitelistEntry): boolean => typeof e.name === 'string' && e.name.toLowerCase() === player.toLowerCase();
+  const listed = entries.some(isPlayer);
+  if (action === 'add' && listed) return done(`${player} is already on the whitelist.`);
+  if (action === 'remove' && !listed) return done(`${player} is not on the whitelist.`);
+  if (game !== undefined) {
+    // the server owns whitelist.json while it runs and would overwrite a direct edit
+    await sendConsoleCommand(`whitelist ${action} ${player}`);
+  } else if (action === 'remove') {
+    writeWhitelist(entries.filter((e) => !isPlayer(e)));
+  } else {
+    const profile = await resolveProfile(player);
+    writeWhitelist([...entries, { uuid: profile.uuid, name: profile.name }]);
+  }
+  return done(action === 'add' ? `${player} added to whitelist.` : `${player} removed from whitelist.`);
+}
+
+/** Gson's layout, as the server writes the file: two-space indent, no final line break. */
+function writeWhitelist(entries: WhitelistEntry[]): void {
+  writeFileAtomic(whitelistPath(), JSON.stringify(entries, null, 2));
+}
+
+/** The request body as a JSON object, read once and bounded; its Content-Type is not looked at (curl -d). */
+async function readJsonObject(req: IncomingMessage): Promise<Record<string, unknown>> {
+  const bytes = await readBody(req);
+  let value: unknown;
+  try {
+    value = JSON.parse(bytes.toString('utf8'));
+  } catch {
+    throw new HttpError(400, 'Request body must be a JSON object.');
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new HttpError(400, 'Request body must be a JSON object.');
+  return value as Record<string, unknown>;
+}
+
+async function readBody(req: IncomingMessage): Promise<Buffer> {
+  // Connection: close, or clients may see a reset instead of the 413 while they are still sending
+  const tooLarge = (): HttpError => new HttpError(413, `Request body is larger than ${MAX_BODY_BYTES} bytes.`, { Connection: 'close' });
+  if (Number(req.headers['content-length'] ?? 0) > MAX_BODY_BYTES) throw tooLarge();
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > MAX_BODY_BYTES) throw tooLarge(); // chunked bodies announce no length
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks);
+}
+
+// ---- Routes ----
+
+interface Route {
+  method: 'GET' | 'POST';
+  path: string; // exact; no parameters in this API
+  auth: boolean; // write routes: 503, then 401, then the body
+  handler: (request: Request) => Reply | Promise<Reply>;
+}
+
+const routes: readonly Route[] = [
+  { method: 'GET', path: '/', auth: false, handler: getReportText },
+  { method: 'GET', path: '/api', auth: false, handler: () => apiIndex },
+  { method: 'GET', path: '/api/status', auth: false, handler: getStatus },
+  { method: 'GET', path: '/api/players/online', auth: false, handler: getOnlinePlayers },
+  { method: 'GET', path: '/api/players/whitelist', auth: false, handler: getWhitelist },
+  { method: 'GET', path: '/api/logs/latest', auth: false, handler: tailRoute(() => path.join(config.serverDir, 'logs', 'latest.log'), 'latest.log') },
+  { method: 'GET', path: '/api/logs/snapshot', auth: false, handler: tailRoute(() => config.snapshotLog, '/var/log/gameserver_snapshot.log') },
+  { method: 'GET', path: '/api/backups', auth: false, handler: getBackups },
+  { method: 'GET', path: '/api/properties', auth: false, handler: getProperties },
+  { method: 'GET', path: '/api/report', auth: false, handler: getReportJson },
+  { method: 'POST', path: '/api/server/start', auth: true, handler: servRoute(['start'], 'Server start command issued.') },
+  { method: 'POST', path: '/api/server/stop', auth: true, handler: servRoute(['stop'], 'Server stop command issued.') },
+  { method: 'POST', path: '/api/server/restart', auth: true, handler: servRoute(['restart'], 'Server restart command issued.') },
+  { method: 'POST', path: '/api/command', auth: true, handler: postCommand },
+  { method: 'POST', path: '/api/whitelist/add', auth: true, handler: whitelistRoute('add') },
+  { method: 'POST', path: '/api/whitelist/remove', auth: true, handler: whitelistRoute('remove') },
+  { method: 'POST', path: '/api/backup', auth: true, handler: postBackup },
+];
+
+// path → method → route. A duplicate is a programming error: fail at load, like Go's ServeMux.
+const table = new Map<string, Map<string, Route>>();
+for (const route of routes) {
+  const byMethod = table.get(route.path) ?? new Map<string, Route>();
+  if (byMethod.has(route.method)) throw new Error(`duplicate route ${route.method} ${route.path}`);
+  table.set(route.path, byMethod.set(route.method, route));
+}
+
+function allowHeader(byMethod: Map<string, Route>): string {
+  const methods = new Set<string>([...byMethod.keys(), 'OPTIONS']);
+  if (methods.has('GET')) methods.add('HEAD');
+  return [...methods].sort().join(', ');
+}
+
+// The index never changes: serialised once
+const apiIndex: Reply = json({
+  ok: true,
+  service: SERVICE_NAME,
+  version: VERSION,
+  endpoints: routes.map((r) => ({ method: r.method, route: r.path, auth_required: r.auth })),
+});
+
+/** The same work for any key: both sides are hashed to equal lengths, then compared in constant time. */
+function keyMatches(sent: string | undefined): boolean {
+  const digest = (s: string): Buffer => createHash('sha256').update(s).digest();
+  const same = timingSafeEqual(digest(sent ?? ''), digest(config.apiKey ?? ''));
+  return config.apiKey !== undefined && sent !== undefined && sent !== '' && same;
+}
+
+function hasValidKey(req: IncomingMessage): boolean {
+  const sent = req.headers['x-api-key'];
+  return sent !== undefined && keyMatches(Array.isArray(sent) ? sent.join(', ') : sent);
+}
+
+/** The request target's path and query. Absolute-form targets (`http://host/path`) are reduced to their path. */
+function splitTarget(target: string): [string, URLSearchParams] {
+  // new URL('//api/status', base) would read `api` as a host: the target is split by hand
+  const origin = /^https?:\/\/[^/?#]*/i.exec(target);
+  const rest = origin === null ? target : target.slice(origin[0].length) || '/';
+  const q = rest.indexOf('?');
+  return q < 0 ? [rest, new URLSearchParams()] : [rest.slice(0, q), new URLSearchParams(rest.slice(q + 1))];
+}
+
+/** Finds the route for a request and runs it; every failure is thrown as an HttpError. */
+async function dispatch(req: IncomingMessage): Promise<Reply> {
+  // Node 20 answers a missing Host on its own with a bare 400 (requireHostHeader is off); Node 18 not at all
+  if (req.httpVersion === '1.1' && req.headers.host === undefined) throw new HttpError(400, 'Bad request');
+  const [pathname, query] = splitTarget(req.url ?? '/');
+  const byMethod = table.get(pathname);
+  if (byMethod === undefined) throw new HttpError(404, 'Not found');
+  const allow = allowHeader(byMethod);
+  if (req.method === 'OPTIONS') {
+    return {
+      status: 204,
+      body: '',
+      headers: {
+        'Access-Control-Allow-Methods': allow,
+        'Access-Control-Allow-Headers': 'Content-Type, X-API-Key',
+        'Access-Control-Max-Age': '600',
+      },
+    };
+  }
+  // node:http drops the body of a HEAD response itself and keeps GET's headers
+  const route = byMethod.get(req.method === 'HEAD' ? 'GET' : req.method ?? '');
+  if (route === undefined) throw new HttpError(405, 'Method not allowed', { Allow: allow });
+  if (route.auth) {
+    // decisions.md: the check order is 503, then 401, then the body
+    if (config.apiKey === undefined) throw new HttpError(503, DISABLED_MESSAGE);
+    if (!hasValidKey(req)) throw new HttpError(401, UNAUTHORIZED_MESSAGE);
+  }
+  return route.handler({ req, query });
+}
+
+// ---- The server ----
+
+let shuttingDown = false;
+
+const COMMON_HEADERS = {
+  'Access-Control-Allow-Origin': '*',
+  'Cache-Control': 'no-store',
+  'X-Content-Type-Options': 'nosniff',
+};
+
+function errorReply(status: number, message: string, headers: Record<string, string> = {}): Reply {
+  return { status, body: JSON.stringify({ ok: false, error: message }), headers };
+}
+
+/** The one place a response is written: every reply carries the same headers. */
+function send(res: ServerResponse, { status, body, text = false, headers = {} }: Reply): void {
+  const extra: Record<string, string | number> = status === 204 ? {} : {
+    'Content-Type': text ? 'text/plain; charset=utf-8' : 'application/json; charset=utf-8',
+    'Content-Length': Buffer.byteLength(body),
+  };
+  if (shuttingDown) extra.Connection = 'close';
+  res.writeHead(status, { ...COMMON_HEADERS, ...extra, ...headers });
+  res.end(status === 204 ? undefined : body);
+}
+
+function handleRequest(req: IncomingMessage, res: ServerResponse): void {
+  dispatch(req).then(
+    (reply) => answer(req, res, reply),
+    (err: unknown) => {
+      if (err instanceof HttpError) return answer(req, res, errorReply(err.status, err.message, err.headers));
+      log(`internal error on ${req.method} ${(req.url ?? '').slice(0, 200)}: ${err instanceof Error ? err.stack : String(err)}`);
+      if (res.headersSent) return void res.destroy(); // a status line cannot be written any more
+      answer(req, res, errorReply(500, 'Internal server error'));
+    },
+  );
+}
+
+function answer(req: IncomingMessage, res: ServerResponse, reply: Reply): void {
+  send(res, reply);
+  if (req.method === 'POST') logWrite(req, reply);
+}
+
+/** One line per write: time, client, route, outcome. Never the key. */
+function logWrite(req: IncomingMessage, reply: Reply): void {
+  const [pathname] = splitTarget(req.url ?? '/');
+  const route = table.get(pathname)?.get('POST');
+  let outcome = '';
+  try {
+    const body = JSON.parse(reply.body) as { message?: string; error?: string };
+    outcome = body.message ?? body.error ?? '';
+  } catch {
+    outcome = '';
+  }
+  const where = route === undefined ? 'POST (unknown route)' : `POST ${route.path}`;
+  log(`${req.socket.remoteAddress ?? '-'} ${where} ${reply.status} ${JSON.stringify(outcome)}`);
+}
+
+const CLIENT_ERRORS: Record<string, [number, string]> = {
+  HPE_HEADER_OVERFLOW: [431, 'Request header fields too large'],
+  ERR_HTTP_REQUEST_TIMEOUT: [408, 'Request timeout'],
+};
+
+/** Requests Node's parser rejects get the same JSON error and headers as any other, never Node's bare reply. */
+function handleClientError(err: NodeJS.ErrnoException, socket: import('node:net').Socket): void {
+  if (err.code === 'ECONNRESET' || !socket.writable) return void socket.destroy();
+  const [status, message] = CLIENT_ERRORS[err.code ?? ''] ?? [400, 'Bad request'];
+  const body = JSON.stringify({ ok: false, error: message });
+  const headers = { ...COMMON_HEADERS, 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(body), Connection: 'close' };
+  const head = Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join('');
+  socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n${head}\r\n${body}`);
+}
+
+function log(message: string): void {
+  process.stdout.write(`${new Date().toISOString()} ${message}\n`);
+}
+
+function describeError(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+// ---- Start-up ----
+
+const USAGE = `Usage: node server.js [--generate-key | --help | --version]
+
+Serves the gameserver-api HTTP API (default port 6767). Configured by environment variables:
+API_KEY, PORT, HOST, SERVER_DIR, BACKUP_DIR, SNAPSHOT_LOG, SERV_BIN, REPORT_SCRIPT,
+TMUX_SESSION, TMUX_SOCKET, PROFILE_LOOKUP_URL (see README.md).
+
+  --generate-key  print a new random API key and exit
+  --help          print this text and exit
+  --version       print the version and exit
+`;
+
+function main(argv: readonly string[]): void {
+  if (argv.includes('--generate-key')) return void process.stdout.write(`${randomBytes(32).toString('base64url')}\n`);
+  if (argv.includes('--help')) return void process.stdout.write(USAGE);
+  if (argv.includes('--version')) return void process.stdout.write(`${VERSION}\n`);
+  if (argv.length > 0) {
+    process.stderr.write(`Unknown argument: ${argv[0]}\n${USAGE}`);
+    process.exit(2);
+  }
+  try {
+    config = readConfig(process.env, process.cwd());
+    realServerDir = fs.realpathSync(config.serverDir);
+    if (!fs.statSync(realServerDir).isDirectory()) throw new Error('not a directory');
+  } catch (err) {
+    if (err instanceof ConfigError) process.stderr.write(`${err.message}\n`);
+    else process.stderr.write(`SERVER_DIR must be an existing directory; got ${JSON.stringify(config?.serverDir ?? process.env.SERVER_DIR)}.\n`);
+    process.exit(EX_CONFIG);
+  }
+  try {
+    host = readHostConstants();
+  } catch (err) {
+    process.stderr.write(`gameserver-api needs Linux's /proc: ${describeError(err)}\n`);
+    process.exit(1);
+  }
+  if (config.apiKey === undefined) process.stderr.write(`${NO_KEY_WARNING}\n`);
+  if (process.getuid?.() === 0) process.stderr.write('[WARN] Running as root: run gameserver-api as the game server\'s user instead.\n');
+  if (!fs.existsSync(path.join(config.serverDir, 'server.properties'))) {
+    process.stderr.write(`[WARN] ${config.serverDir} holds no server.properties: is SERVER_DIR the game server's folder?\n`);
+  }
+
+  const server = createServer({
+    headersTimeout: HEADERS_TIMEOUT_MS,
+    requestTimeout: REQUEST_TIMEOUT_MS,
+    requireHostHeader: false,
+    connectionsCheckingInterval: 1_000,
+  } as Parameters<typeof createServer>[0], handleRequest);
+  server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
+  server.on('clientError', handleClientError);
+  server.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code === 'EADDRINUSE') {
+      process.stderr.write(`PORT ${config.port} is already in use on ${config.host ?? 'all interfaces'}.\n`);
+      process.exit(1);
+    }
+    process.stderr.write(`HOST ${JSON.stringify(config.host ?? '')} cannot be listened on: ${err.message}\n`);
+    process.exit(EX_CONFIG);
+  });
+  server.listen(config.port, config.host, () => {
+    const address = server.address();
+    const shown = typeof address === 'object' && address !== null ? `${address.address}:${address.port}` : String(address);
+    process.stdout.write(`${SERVICE_NAME} ${VERSION} listening on ${shown} (${describeConfig(config)})\n`);
+  });
+
+  const shutdown = (signal: string): void => {
+    if (shuttingDown) return;
+    shuttingDown = true;
+    log(`${signal}: finishing requests in flight, then exiting`);
+    // children are never signalled: serv and the game are detached on purpose
+    server.close(() => process.exit(0));
+    server.closeIdleConnections();
+    setTimeout(() => {
+      server.closeAllConnections();
+      process.exit(0);
+    }, SHUTDOWN_GRACE_MS).unref();
+  };
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+  process.on('SIGINT', () => shutdown('SIGINT'));
+  // decisions.md: an unexpected exception never stops the daemon
+  process.on('unhandledRejection', (err) => log(`unhandled rejection: ${err instanceof Error ? err.stack : String(err)}`));
+  process.on('uncaughtException', (err) => log(`uncaught exception: ${err.stack ?? String(err)}`));
+}
+
+if (require.main === module) main(process.argv.slice(2));
