@@ -1263,7 +1263,8 @@ async function readJsonObject(req: IncomingMessage): Promise<Record<string, unkn
   const bytes = await readBody(req);
   let value: unknown;
   try {
-    value = JSON.parse(bytes.toString('utf8'));
+    // strict UTF-8: a lenient decode would turn bad bytes into U+FFFD and type that into the console
+    value = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes));
   } catch {
     throw new HttpError(400, 'Request body must be a JSON object.');
   }
