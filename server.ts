@@ -466,6 +466,7 @@ function readFileHead(file: string, maxBytes = procBuffer.length): string {
 interface ProcStat {
   pid: number;
   comm: string;
+  state: string;
   pgrp: number;
   ttyNr: number;
   tpgid: number;
@@ -487,6 +488,7 @@ function readProcStat(pid: number): ProcStat | undefined {
   return {
     pid,
     comm: stat.slice(stat.indexOf('(') + 1, close),
+    state: fields[0],
     pgrp: Number(fields[2]),
     ttyNr: Number(fields[4]),
     tpgid: Number(fields[5]),
@@ -511,7 +513,7 @@ function lastCreatedPid(): string {
 function findGameProcess(fresh = false): ProcStat | undefined {
   if (cachedGame !== undefined) {
     const now = readProcStat(cachedGame.pid);
-    if (now !== undefined && now.startTicks === cachedGame.startTicks && now.comm === 'java') return (cachedGame = now);
+    if (now !== undefined && now.startTicks === cachedGame.startTicks && isLiveJava(now)) return (cachedGame = now);
     cachedGame = undefined;
   }
   const lastPid = lastCreatedPid();
@@ -521,7 +523,7 @@ function findGameProcess(fresh = false): ProcStat | undefined {
   for (const entry of fs.readdirSync('/proc')) {
     if (!/^[0-9]+$/.test(entry)) continue;
     const stat = readProcStat(Number(entry));
-    if (stat === undefined || stat.comm !== 'java') continue;
+    if (stat === undefined || !isLiveJava(stat)) continue;
     if (oldest !== undefined && (stat.startTicks > oldest.startTicks || (stat.startTicks === oldest.startTicks && stat.pid > oldest.pid))) continue;
     if (isInServerDir(stat.pid)) oldest = stat;
   }
@@ -529,6 +531,9 @@ function findGameProcess(fresh = false): ProcStat | undefined {
 }
 
 let realServerDir = '';
+
+// an exited game whose parent has not reaped it yet (a container's PID 1 may never) is a zombie named java
+const isLiveJava = (stat: ProcStat): boolean => stat.comm === 'java' && stat.state !== 'Z' && stat.state !== 'X';
 
 function isInServerDir(pid: number): boolean {
   try {
