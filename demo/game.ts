@@ -1,0 +1,325 @@
+// Simulated Minecraft Java server (vanilla 1.21.4) for gameserver-api's tests, bench and `npm run demo`.
+// bin/java, written by demo/host.ts, calls runGame() with cwd = the server folder and stdin = the tmux pane.
+// It writes vanilla log lines to logs/latest.log, records every console line it reads, and answers
+// list, say, whitelist add|remove|list and stop the way the real server does (formats.md sections 1 and 5).
+
+import { createHash } from 'node:crypto';
+import * as fs from 'node:fs';
+import { gzipSync } from 'node:zlib';
+
+const MC_VERSION = '1.21.4';
+const MAX_PLAYERS = 20;
+const LATEST_LOG = 'logs/latest.log';
+const WHITELIST_FILE = 'whitelist.json';
+const USERCACHE_FILE = 'usercache.json';
+const CONSOLE_RECORD_ARG = '-Dgameserver.console=';
+const WORLD_LOADING_MS = 300;
+const VISITOR_MIN_DELAY_MS = 2_000;
+const VISITOR_MAX_DELAY_MS = 6_000;
+// A Floodgate (Bedrock) name with its leading dot among them, as formats.md 1.3 describes.
+export const SIMULATED_PLAYERS: readonly string[] = ['Alex', 'Steve', '.Bramble_Crest', 'Kai_2'];
+const CHAT_LINES = ['hello', 'anyone up for the nether?', 'brb', 'gg', 'who took my diamonds'];
+
+export interface GameOptions {
+  players: boolean;   // simulated players join, chat and leave every few seconds
+}
+
+export interface WhitelistEntry {
+  uuid: string;
+  name: string;
+}
+
+interface Game {
+  logFd: number;
+  consoleRecord: string | null;
+  online: Set<string>;
+  nextEntityId: number;
+  stopping: boolean;
+}
+
+// ---- Shared with host.ts ----
+
+/** UUID.nameUUIDFromBytes(("OfflinePlayer:" + name) as UTF-8): MD5 with the version 3 and IETF variant bits set. */
+export function offlineUuid(name: string): string {
+  const b = createHash('md5').update(`OfflinePlayer:${name}`, 'utf8').digest();
+  b[6] = (b[6] & 0x0f) | 0x30;
+  b[8] = (b[8] & 0x3f) | 0x80;
+  const hex = b.toString('hex');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
+
+/** whitelist.json as the server writes it: Gson pretty printing, no trailing newline, entries in HashMap order. */
+export function formatWhitelist(entries: readonly WhitelistEntry[]): string {
+  const ordered = orderLikeHashMap(entries, (entry) => entry.uuid);
+  return JSON.stringify(ordered.map(({ uuid, name }) => ({ uuid, name })), null, 2);
+}
+
+/** Java's String.hashCode over UTF-16 code units, with int overflow. */
+function javaStringHash(text: string): number {
+  let hash = 0;
+  for (let i = 0; i < text.length; i++) hash = (Math.imul(hash, 31) + text.charCodeAt(i)) | 0;
+  return hash;
+}
+
+// StoredUserList keeps its entries in a HashMap keyed by the UUID string and saves map.values(): the file lists
+// them by hash bucket, then in insertion order within a bucket (the table grows at a load factor of 0.75).
+function orderLikeHashMap<T>(items: readonly T[], key: (item: T) => string): T[] {
+  let capacity = 16;
+  while (items.length > capacity * 0.75) capacity *= 2;
+  const bucket = (item: T) => {
+    const hash = javaStringHash(key(item));
+    return (hash ^ (hash >>> 16)) & (capacity - 1);
+  };
+  return [...items].sort((a, b) => bucket(a) - bucket(b));
+}
+
+// ---- Log ----
+
+function pad2(n: number): string {
+  return String(n).padStart(2, '0');
+}
+
+function clock(now = new Date()): string {
+  return `${pad2(now.getHours())}:${pad2(now.getMinutes())}:${pad2(now.getSeconds())}`;
+}
+
+function localDate(when: Date): string {
+  return `${when.getFullYear()}-${pad2(when.getMonth() + 1)}-${pad2(when.getDate())}`;
+}
+
+/** log4j's OnStartupTriggeringPolicy: a non-empty latest.log becomes logs/<its date>-<N>.log.gz before the run logs anything. */
+function rollLatestLog(): void {
+  let stat: fs.Stats;
+  try {
+    stat = fs.statSync(LATEST_LOG);
+  } catch {
+    return;
+  }
+  if (stat.size === 0) return;
+  const day = localDate(stat.mtime);
+  let n = 1;
+  while (fs.existsSync(`logs/${day}-${n}.log.gz`)) n++;
+  fs.writeFileSync(`logs/${day}-${n}.log.gz`, gzipSync(fs.readFileSync(LATEST_LOG)));
+  fs.unlinkSync(LATEST_LOG);
+}
+
+function writeLog(game: Game, message: string, thread = 'Server thread', level = 'INFO'): void {
+  const line = `[${clock()}] [${thread}/${level}]: ${message}\n`;
+  fs.writeSync(game.logFd, line);   // one write per event, like log4j, so a reader never sees half an event
+  process.stdout.write(line);
+}
+
+// ---- Players ----
+
+function pick<T>(items: readonly T[]): T {
+  return items[Math.floor(Math.random() * items.length)];
+}
+
+function randomCoordinate(min: number, max: number): string {
+  return (Math.floor(min + Math.random() * (max - min)) + 0.5).toFixed(1);
+}
+
+function joinPlayer(game: Game, name: string): void {
+  const port = 40_000 + Math.floor(Math.random() * 20_000);
+  const at = `${randomCoordinate(-200, 200)}, ${randomCoordinate(63, 80)}, ${randomCoordinate(-200, 200)}`;
+  writeLog(game, `${name}[/127.0.0.1:${port}] logged in with entity id ${game.nextEntityId++} at (${at})`);
+  writeLog(game, `${name} joined the game`);
+  game.online.add(name);
+}
+
+function disconnectPlayer(game: Game, name: string, reason: string): void {
+  writeLog(game, `${name} lost connection: ${reason}`);
+  writeLog(game, `${name} left the game`);
+  game.online.delete(name);
+}
+
+function stepVisitors(game: Game): void {
+  const away = SIMULATED_PLAYERS.filter((name) => !game.online.has(name));
+  const here = [...game.online];
+  const roll = Math.random();
+  if (here.length > 0 && roll < 0.25) writeLog(game, `<${pick(here)}> ${pick(CHAT_LINES)}`);
+  else if (away.length > 0 && (here.length === 0 || roll < 0.65)) joinPlayer(game, pick(away));
+  else if (here.length > 0) disconnectPlayer(game, pick(here), 'Disconnected');
+}
+
+function scheduleVisitors(game: Game): void {
+  const delayMs = VISITOR_MIN_DELAY_MS + Math.random() * (VISITOR_MAX_DELAY_MS - VISITOR_MIN_DELAY_MS);
+  setTimeout(() => {
+    if (game.stopping) return;
+    stepVisitors(game);
+    scheduleVisitors(game);
+  }, delayMs);
+}
+
+// ---- Whitelist ----
+
+// The real server would log a warning and start from an empty list; the next save then overwrites the file.
+function readWhitelist(): WhitelistEntry[] {
+  try {
+    const entries: unknown = JSON.parse(fs.readFileSync(WHITELIST_FILE, 'utf8'));
+    return Array.isArray(entries) ? (entries as WhitelistEntry[]) : [];
+  } catch {
+    return [];
+  }
+}
+
+// A missing server.properties means the defaults, and online-mode defaults to true.
+function isOnlineMode(): boolean {
+  try {
+    return !/^online-mode=false\s*$/m.test(fs.readFileSync('server.properties', 'utf8'));
+  } catch {
+    return true;
+  }
+}
+
+/** GameProfileCache: a name seen before resolves, ignoring case, to the cached profile; offline mode invents the rest. */
+function resolveProfile(name: string): WhitelistEntry | null {
+  let cache: WhitelistEntry[] = [];
+  try {
+    cache = JSON.parse(fs.readFileSync(USERCACHE_FILE, 'utf8')) as WhitelistEntry[];
+  } catch {
+    // no cache yet: a fresh server
+  }
+  const cached = cache.find((entry) => entry.name.toLowerCase() === name.toLowerCase());
+  if (cached) return { uuid: cached.uuid, name: cached.name };
+  return isOnlineMode() ? null : { uuid: offlineUuid(name), name };
+}
+
+function addToWhitelist(game: Game, name: string): void {
+  const profile = resolveProfile(name);
+  if (!profile) return writeLog(game, 'That player does not exist');
+  const entries = readWhitelist();
+  if (entries.some((entry) => entry.uuid === profile.uuid)) return writeLog(game, 'Player is already whitelisted');
+  fs.writeFileSync(WHITELIST_FILE, formatWhitelist([...entries, profile]));
+  writeLog(game, `Added ${profile.name} to the whitelist`);
+}
+
+function removeFromWhitelist(game: Game, name: string): void {
+  const profile = resolveProfile(name);
+  if (!profile) return writeLog(game, 'That player does not exist');
+  const entries = readWhitelist();
+  const kept = entries.filter((entry) => entry.uuid !== profile.uuid);
+  if (kept.length === entries.length) return writeLog(game, 'Player is not whitelisted');
+  fs.writeFileSync(WHITELIST_FILE, formatWhitelist(kept));
+  writeLog(game, `Removed ${profile.name} from the whitelist`);
+}
+
+function listWhitelist(game: Game): void {
+  const names = readWhitelist().map((entry) => entry.name);
+  if (names.length === 0) return writeLog(game, 'There are no whitelisted players');
+  writeLog(game, `There are ${names.length} whitelisted player(s): ${names.join(', ')}`);
+}
+
+// ---- Console ----
+
+function reportUnknownCommand(game: Game, command: string): void {
+  writeLog(game, 'Unknown or incomplete command, see below for error');
+  writeLog(game, `${command}<--[HERE]`);
+}
+
+function runCommand(game: Game, text: string): void {
+  const command = text.startsWith('/') ? text.slice(1) : text;   // the console accepts a leading slash
+  if (command === '') return;
+  const words = command.split(' ');
+  if (command === 'list') {
+    return writeLog(game, `There are ${game.online.size} of a max of ${MAX_PLAYERS} players online: ${[...game.online].join(', ')}`);
+  }
+  if (words[0] === 'say' && words.length > 1) return writeLog(game, `[Server] ${command.slice('say '.length)}`);
+  if (command === 'whitelist list') return listWhitelist(game);
+  if (words.length === 3 && words[0] === 'whitelist' && words[1] === 'add') return addToWhitelist(game, words[2]);
+  if (words.length === 3 && words[0] === 'whitelist' && words[1] === 'remove') return removeFromWhitelist(game, words[2]);
+  if (command === 'stop') return stopServer(game, true);
+  reportUnknownCommand(game, command);
+}
+
+/** Records the line byte for byte (tests compare it with what they sent), then runs it. */
+function acceptConsoleLine(game: Game, line: Buffer): void {
+  if (game.consoleRecord) fs.appendFileSync(game.consoleRecord, Buffer.concat([line, Buffer.from('\n')]));
+  runCommand(game, line.toString('utf8').trim());
+}
+
+// Bytes, not strings: a UTF-8 character split across two reads must reach the record unchanged.
+function readConsole(game: Game): void {
+  let pending = Buffer.alloc(0);
+  process.stdin.on('data', (chunk: Buffer) => {
+    pending = Buffer.concat([pending, chunk]);
+    for (let end = pending.indexOf(0x0a); end >= 0 && !game.stopping; end = pending.indexOf(0x0a)) {
+      const line = pending.subarray(0, end);
+      pending = pending.subarray(end + 1);
+      acceptConsoleLine(game, line);
+    }
+  });
+  process.stdin.on('end', () => {
+    if (pending.length > 0 && !game.stopping) acceptConsoleLine(game, pending);   // like readLine() at end of input
+    stopServer(game, false);
+  });
+  process.stdin.on('error', () => stopServer(game, false));   // EIO once the pane's terminal hangs up
+}
+
+// ---- Life cycle ----
+
+function startServer(game: Game): void {
+  writeLog(game, 'Environment: Environment[sessionHost=https://sessionserver.mojang.com, servicesHost=https://api.minecraftservices.com, name=PROD]', 'ServerMain');
+  writeLog(game, 'Loaded 1370 recipes', 'ServerMain');
+  writeLog(game, 'Loaded 1481 advancements', 'ServerMain');
+  writeLog(game, `Starting minecraft server version ${MC_VERSION}`);
+  writeLog(game, 'Loading properties');
+  writeLog(game, 'Default game type: SURVIVAL');
+  writeLog(game, 'Generating keypair');
+  writeLog(game, 'Starting Minecraft server on *:25565');
+  writeLog(game, 'Using epoll channel type');
+  if (!isOnlineMode()) {
+    writeLog(game, '**** SERVER IS RUNNING IN OFFLINE/INSECURE MODE!', 'Server thread', 'WARN');
+    writeLog(game, 'The server will make no attempt to authenticate usernames. Beware.', 'Server thread', 'WARN');
+  }
+  writeLog(game, 'Preparing level "world"');
+  writeLog(game, 'Preparing start region for dimension minecraft:overworld');
+  writeLog(game, 'Preparing spawn area: 0%', 'Worker-Main-2');
+}
+
+function finishStartup(game: Game, startedMs: number, players: boolean): void {
+  writeLog(game, `Done (${((Date.now() - startedMs) / 1000).toFixed(3)}s)! For help, type "help"`);
+  readConsole(game);
+  if (players) scheduleVisitors(game);
+}
+
+/** The shutdown sequence of vanilla: `/stop` adds its own first line; a signal or end of input starts at "Stopping server". */
+function stopServer(game: Game, byCommand: boolean): void {
+  if (game.stopping) return;
+  game.stopping = true;
+  if (byCommand) writeLog(game, 'Stopping the server');
+  writeLog(game, 'Stopping server');
+  writeLog(game, 'Saving players');
+  for (const name of [...game.online]) disconnectPlayer(game, name, 'Server closed');
+  writeLog(game, 'Saving worlds');
+  writeLog(game, "Saving chunks for level 'ServerLevel[world]'/minecraft:overworld");
+  writeLog(game, "Saving chunks for level 'ServerLevel[world]'/minecraft:the_nether");
+  writeLog(game, "Saving chunks for level 'ServerLevel[world]'/minecraft:the_end");
+  writeLog(game, 'ThreadedAnvilChunkStorage (world): All chunks are saved');
+  writeLog(game, 'ThreadedAnvilChunkStorage: All dimensions are saved');
+  fs.closeSync(game.logFd);
+  process.exit(0);
+}
+
+function consoleRecordPath(argv: readonly string[]): string | null {
+  const arg = argv.find((a) => a.startsWith(CONSOLE_RECORD_ARG));
+  return arg === undefined ? null : arg.slice(CONSOLE_RECORD_ARG.length);
+}
+
+/** Runs the simulated server in the current directory until `stop`, end of input, SIGTERM, SIGINT or SIGHUP. */
+export function runGame(options: GameOptions): void {
+  const startedMs = Date.now();
+  process.stdout.on('error', () => undefined);   // the pane's terminal is gone after a hangup; the log file is what counts
+  fs.mkdirSync('logs', { recursive: true });
+  rollLatestLog();
+  const game: Game = {
+    logFd: fs.openSync(LATEST_LOG, 'a'),   // held open for the whole run, as log4j does
+    consoleRecord: consoleRecordPath(process.argv.slice(2)),
+    online: new Set(),
+    nextEntityId: 212,
+    stopping: false,
+  };
+  for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) process.on(signal, () => stopServer(game, false));
+  startServer(game);
+  setTimeout(() => finishStartup(game, startedMs, options.players), WORLD_LOADING_MS);
+}

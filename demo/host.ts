@@ -1,0 +1,368 @@
+// Simulated Minecraft server host for gameserver-api's tests, bench and `npm run demo`.
+// createHost() lays out, under one temp folder, a server folder, backups, a snapshot log, the fakes
+// bin/java (the game), bin/serv and bin/servreport.sh, and a private tmux socket. remove() stops all of it.
+// The interface is fixed by the project's internal contract: tests and the bench are written against it.
+
+import { execFile } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { formatWhitelist, offlineUuid, SIMULATED_PLAYERS } from './game';
+
+export interface HostOptions {
+  root?: string;            // default: a new folder os.tmpdir()/gameserver-host-XXXXXX
+  players?: boolean;        // simulated players join and leave over time (demo); default false
+  onlineMode?: boolean;     // server.properties online-mode; default false
+}
+
+export interface Host {
+  root: string;
+  serverDir: string;
+  backupDir: string;
+  binDir: string;
+  snapshotLog: string;
+  tmuxSocket: string;
+  tmuxSession: string;
+  consoleRecord: string;
+  servRecord: string;
+  reportRecord: string;
+  controlDir: string;
+  daemonEnv(extra?: Record<string, string>): Record<string, string>;
+  tmux(...args: string[]): Promise<string>;
+  startGame(): Promise<number>;
+  startShell(): Promise<void>;
+  stopGame(): Promise<void>;
+  remove(): Promise<void>;
+}
+
+const TMUX_SESSION = 'gameserver';
+// serv and servreport.sh put this variable (value: the root) into the environment of every process they start.
+const ROOT_MARKER = 'GAMESERVER_HOST_ROOT';
+const GAME_READY_TIMEOUT_MS = 10_000;
+const PROCESS_EXIT_TIMEOUT_MS = 10_000;
+const COMMAND_TIMEOUT_MS = 10_000;
+const POLL_INTERVAL_MS = 25;
+const SYSTEM_PATH = process.env.PATH || '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
+// The bash fakes are not compiled: from dist/demo/host.js they are in ../../demo.
+const SCRIPTS_DIR = path.resolve(__dirname, '..', '..', 'demo');
+const GAME_SCRIPT = path.join(__dirname, 'game.js');
+const WHITELISTED_PLAYERS = ['Alex', 'Steve'];
+
+// ---- Small helpers ----
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** Polls `probe` until it gives a value; rejects with `failure` after `timeoutMs`. */
+async function waitFor<T>(probe: () => Promise<T | null> | T | null, timeoutMs: number, failure: string): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== null) return value;
+    if (Date.now() > deadline) throw new Error(failure);
+    await sleep(POLL_INTERVAL_MS);
+  }
+}
+
+/** Runs a program (never through a shell); resolves its stdout. */
+function run(file: string, args: readonly string[], env: Record<string, string>): Promise<string> {
+  return new Promise((resolve, reject) => {
+    execFile(file, args, { env, timeout: COMMAND_TIMEOUT_MS, maxBuffer: 1024 * 1024 }, (err, stdout, stderr) => {
+      if (err && (err as NodeJS.ErrnoException).code === 'ENOENT') reject(new Error(`${file} is not installed`));
+      else if (err) reject(new Error(`${file} ${args.join(' ')} failed: ${stderr.trim() || err.message}`));
+      else resolve(stdout);
+    });
+  });
+}
+
+function readProc(pid: number, file: string): string | null {
+  try {
+    return fs.readFileSync(`/proc/${pid}/${file}`, 'utf8');
+  } catch {
+    return null;
+  }
+}
+
+/** Gone or a zombie: PID 1 in containers does not always reap orphans, so a zombie can stay in /proc. */
+function isGone(pid: number): boolean {
+  const stat = readProc(pid, 'stat');
+  return stat === null || stat.slice(stat.lastIndexOf(')') + 2).startsWith('Z');
+}
+
+/** Every process started with ROOT_MARKER=root in its environment: what serv, the report and the game left running. */
+function findMarkedProcesses(root: string): number[] {
+  const marker = Buffer.from(`\0${ROOT_MARKER}=${root}\0`);
+  const pids: number[] = [];
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^[0-9]+$/.test(entry) || Number(entry) === process.pid) continue;
+    try {
+      const environ = Buffer.concat([Buffer.from('\0'), fs.readFileSync(`/proc/${entry}/environ`)]);
+      if (environ.includes(marker)) pids.push(Number(entry));
+    } catch {
+      // exited meanwhile, or another user's process
+    }
+  }
+  return pids;
+}
+
+function killQuietly(pid: number): void {
+  try {
+    process.kill(pid, 'SIGKILL');
+  } catch {
+    // ESRCH: already gone
+  }
+}
+
+// ---- Files of the server folder ----
+
+/** Date.toString() of Java for the header of server.properties, e.g. "Sun Nov 22 17:24:46 UTC 2026". */
+function javaDateString(when: Date): string {
+  const [weekday, day, month, year, time] = when.toUTCString().replace(',', '').split(' ');   // "Sun, 22 Nov 2026 17:24:46 GMT"
+  return `${weekday} ${month} ${day} ${time} UTC ${year}`;
+}
+
+// As Properties.store writes it on Java 21: sorted keys, `:` `!` escaped; the motd keeps a pre-1.20 \u escape.
+function serverProperties(onlineMode: boolean): string {
+  const values: Record<string, string> = {
+    'accepts-transfers': 'false', 'allow-flight': 'false', 'allow-nether': 'true', 'broadcast-console-to-ops': 'true',
+    'broadcast-rcon-to-ops': 'true', 'bug-report-link': '', difficulty: 'easy', 'enable-command-block': 'false',
+    'enable-jmx-monitoring': 'false', 'enable-query': 'false', 'enable-rcon': 'true', 'enable-status': 'true',
+    'enforce-secure-profile': 'true', 'enforce-whitelist': 'false', 'entity-broadcast-range-percentage': '100',
+    'force-gamemode': 'false', 'function-permission-level': '2', gamemode: 'survival', 'generate-structures': 'true',
+    'generator-settings': '{}', hardcore: 'false', 'hide-online-players': 'false', 'initial-disabled-packs': '',
+    'initial-enabled-packs': 'vanilla', 'level-name': 'world', 'level-seed': '', 'level-type': 'minecraft\\:normal',
+    'log-ips': 'true', 'max-chained-neighbor-updates': '1000000', 'max-players': '20', 'max-tick-time': '60000',
+    'max-world-size': '29999984', motd: '\\u00A76Gameserver\\u00A7r survival \\u2014 be nice\\!',
+    'network-compression-threshold': '256', 'online-mode': String(onlineMode), 'op-permission-level': '4',
+    'pause-when-empty-seconds': '60', 'player-idle-timeout': '0', 'prevent-proxy-connections': 'false', pvp: 'true',
+    'query.port': '25565', 'rate-limit': '0', 'rcon.password': 'rc0n-S3cret-do-not-share', 'rcon.port': '25575',
+    'region-file-compression': 'deflate', 'require-resource-pack': 'false', 'resource-pack': '', 'resource-pack-id': '',
+    'resource-pack-prompt': '', 'resource-pack-sha1': '', 'server-ip': '', 'server-port': '25565',
+    'simulation-distance': '10', 'spawn-monsters': 'true', 'spawn-protection': '16', 'sync-chunk-writes': 'true',
+    'text-filtering-config': '', 'text-filtering-version': '0', 'use-native-transport': 'true', 'view-distance': '10',
+    'white-list': 'true',
+  };
+  const lines = Object.keys(values).sort().map((key) => `${key}=${values[key]}`);
+  return ['#Minecraft server properties', `#${javaDateString(new Date())}`, ...lines, ''].join('\n');
+}
+
+// usercache.json: Gson on one line, no trailing newline; vanilla keeps entries for a month.
+function userCache(): string {
+  const expiresOn = '2026-12-21 21:10:40 +0000';
+  return JSON.stringify(SIMULATED_PLAYERS.map((name) => ({ name, uuid: offlineUuid(name), expiresOn })));
+}
+
+// A previous run: an address to mask, a chat line, a clean stop. Rolled to logs/2026-11-21-2.log.gz at the next start.
+const OLD_LATEST_LOG = [
+  'Starting minecraft server version 1.21.4',
+  'Done (2.918s)! For help, type "help"',
+  'Alex[/198.51.100.7:53120] logged in with entity id 212 at (12.5, 71.0, -40.5)',
+  'Alex joined the game',
+  '<Alex> see you tomorrow',
+  'Alex lost connection: Disconnected',
+  'Alex left the game',
+  'Stopping the server',
+  'Stopping server',
+  'Saving worlds',
+].map((message, i) => `[21:${String(10 + i).padStart(2, '0')}:00] [Server thread/INFO]: ${message}\n`).join('');
+
+// The run before that one, already rolled by log4j; its server was killed, so it has no stop lines.
+const OLDER_RUN_LOG = [
+  '[08:00:00] [Server thread/INFO]: Starting minecraft server version 1.21.4\n',
+  '[08:00:03] [Server thread/INFO]: Done (3.112s)! For help, type "help"\n',
+  '[09:41:27] [Server thread/INFO]: Steve[/203.0.113.9:61022] logged in with entity id 87 at (-3.5, 64.0, 220.5)\n',
+  '[09:41:27] [Server thread/INFO]: Steve joined the game\n',
+].join('');
+
+function writeWorld(worldDir: string): void {
+  fs.mkdirSync(path.join(worldDir, 'region'), { recursive: true });
+  fs.mkdirSync(path.join(worldDir, 'playerdata'));
+  fs.writeFileSync(path.join(worldDir, 'level.dat'), Buffer.alloc(2048, 7));
+  fs.writeFileSync(path.join(worldDir, 'session.lock'), '\u2603');   // what the server writes into its lock file
+  fs.writeFileSync(path.join(worldDir, 'region', 'r.0.0.mca'), Buffer.alloc(8192, 1));
+  fs.writeFileSync(path.join(worldDir, 'playerdata', `${offlineUuid('Alex')}.dat`), Buffer.alloc(512, 3));
+}
+
+function writeServerDir(serverDir: string, onlineMode: boolean): void {
+  const logsDir = path.join(serverDir, 'logs');
+  fs.mkdirSync(logsDir, { recursive: true });
+  fs.writeFileSync(path.join(serverDir, 'server.properties'), serverProperties(onlineMode));
+  fs.writeFileSync(path.join(serverDir, 'eula.txt'), 'eula=true\n');
+  const whitelist = WHITELISTED_PLAYERS.map((name) => ({ uuid: offlineUuid(name), name }));
+  fs.writeFileSync(path.join(serverDir, 'whitelist.json'), formatWhitelist(whitelist));
+  fs.writeFileSync(path.join(serverDir, 'usercache.json'), userCache());
+  fs.writeFileSync(path.join(serverDir, 'version_history.json'), '{"currentVersion":"git-Paper-211 (MC: 1.21.4)"}');
+  fs.writeFileSync(path.join(logsDir, '2026-11-21-1.log.gz'), gzipSync(OLDER_RUN_LOG));
+  fs.writeFileSync(path.join(logsDir, 'latest.log'), OLD_LATEST_LOG);
+  const lastWrite = new Date('2026-11-21T21:19:00Z');
+  fs.utimesSync(path.join(logsDir, 'latest.log'), lastWrite, lastWrite);
+  writeWorld(path.join(serverDir, 'world'));
+}
+
+// Each archive: what to pack (relative to the server folder) and its modification time. notes.txt is not an archive.
+const SAMPLE_BACKUPS: readonly { name: string; content: string; mtime: string }[] = [
+  { name: 'snapshot_2026-11-20_03-00-00.tar.gz', content: 'world', mtime: '2026-11-20T03:00:04Z' },
+  { name: 'gameserver_backup_2026-11-19.tar.gz', content: '.', mtime: '2026-11-19T04:00:21Z' },
+  { name: 'restore_undo_2026-11-18.tar.gz', content: 'world', mtime: '2026-11-18T12:29:58Z' },
+  { name: 'world-old.tar.gz', content: 'world', mtime: '2026-10-02T09:15:00Z' },
+];
+
+async function writeBackups(backupDir: string, serverDir: string): Promise<void> {
+  fs.mkdirSync(backupDir);
+  for (const { name, content, mtime } of SAMPLE_BACKUPS) {
+    const file = path.join(backupDir, name);
+    await run('tar', ['czf', file, '-C', serverDir, content], { PATH: SYSTEM_PATH });
+    fs.utimesSync(file, new Date(mtime), new Date(mtime));
+  }
+  fs.writeFileSync(path.join(backupDir, 'notes.txt'), 'world-old.tar.gz: the map before the 1.21 upgrade, keep it.\n');
+}
+
+const SNAPSHOT_LOG_LINES = [
+  '[2026-11-18 12:29:58] restore: current world saved as restore_undo_2026-11-18.tar.gz',
+  '[2026-11-19 04:00:21] full backup created: gameserver_backup_2026-11-19.tar.gz (24K)',
+  '[2026-11-19 04:02:11] offsite copy of gameserver_backup_2026-11-19.tar.gz to 192.0.2.44 finished',
+  '[2026-11-20 03:00:04] snapshot created: snapshot_2026-11-20_03-00-00.tar.gz (4.0K)',
+];
+
+// ---- Fakes in bin/ ----
+
+// Named `java` and run through an absolute node shebang, so that /proc/PID/comm reads "java" as for the real server.
+function writeJavaLauncher(binDir: string, players: boolean): void {
+  const source = [
+    `#!${process.execPath}`,
+    '// Simulated Minecraft server, written by demo/host.ts. Usage: java -Dgameserver.console=<record> -jar server.jar nogui',
+    `require(${JSON.stringify(GAME_SCRIPT)}).runGame({ players: ${players} });`,
+    '',
+  ].join('\n');
+  fs.writeFileSync(path.join(binDir, 'java'), source, { mode: 0o755 });
+}
+
+function installFakes(binDir: string, players: boolean): void {
+  fs.mkdirSync(binDir);
+  writeJavaLauncher(binDir, players);
+  for (const script of ['serv', 'servreport.sh']) {
+    fs.copyFileSync(path.join(SCRIPTS_DIR, script), path.join(binDir, script));
+    fs.chmodSync(path.join(binDir, script), 0o755);
+  }
+}
+
+// ---- The host ----
+
+function layout(root: string) {
+  return {
+    root,
+    serverDir: path.join(root, 'server'),
+    backupDir: path.join(root, 'backups'),
+    binDir: path.join(root, 'bin'),
+    snapshotLog: path.join(root, 'gameserver_snapshot.log'),
+    tmuxSocket: path.join(root, 'tmux.sock'),
+    tmuxSession: TMUX_SESSION,
+    consoleRecord: path.join(root, 'console.txt'),
+    servRecord: path.join(root, 'serv-calls.jsonl'),
+    reportRecord: path.join(root, 'report-calls.txt'),
+    controlDir: path.join(root, 'control'),
+  };
+}
+
+async function populate(paths: ReturnType<typeof layout>, options: HostOptions): Promise<void> {
+  writeServerDir(paths.serverDir, options.onlineMode ?? false);
+  await writeBackups(paths.backupDir, paths.serverDir);
+  fs.writeFileSync(paths.snapshotLog, SNAPSHOT_LOG_LINES.map((line) => `${line}\n`).join(''));
+  installFakes(paths.binDir, options.players ?? false);
+  fs.mkdirSync(paths.controlDir);
+}
+
+/** Builds a host in a new temp folder, or in options.root. On failure a folder it created is removed again. */
+export async function createHost(options: HostOptions = {}): Promise<Host> {
+  const given = options.root;
+  const made = given ?? fs.mkdtempSync(path.join(os.tmpdir(), 'gameserver-host-'));
+  const created = given === undefined || fs.mkdirSync(given, { recursive: true }) !== undefined;
+  const root = fs.realpathSync(made);   // the daemon compares /proc/PID/cwd with SERVER_DIR after resolving links
+  const paths = layout(root);
+  try {
+    await populate(paths, options);
+  } catch (err) {
+    if (created) fs.rmSync(root, { recursive: true, force: true });   // never a folder the caller already had
+    throw err;
+  }
+
+  const daemonEnv = (extra: Record<string, string> = {}): Record<string, string> => ({
+    PATH: `${paths.binDir}:${SYSTEM_PATH}`,
+    HOME: root,   // a tmux server started under this environment never reads the user's ~/.tmux.conf
+    SERVER_DIR: paths.serverDir,
+    BACKUP_DIR: paths.backupDir,
+    SNAPSHOT_LOG: paths.snapshotLog,
+    SERV_BIN: path.join(paths.binDir, 'serv'),
+    REPORT_SCRIPT: path.join(paths.binDir, 'servreport.sh'),
+    TMUX_SOCKET: paths.tmuxSocket,
+    TMUX_SESSION,
+    ...extra,
+  });
+  // Marked like the fakes mark theirs, so that remove() also finds a tmux server and game started from here.
+  const tmuxEnv = { ...daemonEnv(), [ROOT_MARKER]: root };
+  const tmux = (...args: string[]) => run('tmux', ['-S', paths.tmuxSocket, ...args], tmuxEnv);
+
+  async function panePid(): Promise<number | null> {
+    const out = await tmux('list-panes', '-t', `=${TMUX_SESSION}:`, '-F', '#{pane_pid}').catch(() => '');
+    const pid = Number(out.split('\n')[0]);
+    return Number.isInteger(pid) && pid > 0 ? pid : null;
+  }
+
+  // Several words after `--`: tmux execs them without a shell, as `serv start` does, so the command leads the pane.
+  const newSession = (command: string[]) =>
+    tmux('-f', '/dev/null', 'new-session', '-d', '-s', TMUX_SESSION, '-c', paths.serverDir, '-x', '200', '-y', '50', '--', ...command);
+
+  // The Done line is read through the game's own open descriptor of latest.log: before the game rolls it,
+  // the path still names the previous run's file, which has a Done line of its own.
+  function hasLoggedDone(pid: number): boolean {
+    const latestLog = path.join(paths.serverDir, 'logs', 'latest.log');
+    for (const fd of fs.readdirSync(`/proc/${pid}/fd`)) {
+      const target = fs.readlinkSync(`/proc/${pid}/fd/${fd}`);
+      if (target === latestLog) return fs.readFileSync(`/proc/${pid}/fd/${fd}`, 'utf8').includes('] [Server thread/INFO]: Done (');
+    }
+    return false;
+  }
+
+  async function readyGamePid(): Promise<number | null> {
+    const pid = await panePid();
+    if (pid === null) throw new Error(`The simulated game exited during start-up; run ${paths.binDir}/java in ${paths.serverDir} to see why.`);
+    try {
+      return readProc(pid, 'comm') === 'java\n' && hasLoggedDone(pid) ? pid : null;
+    } catch {
+      return null;   // the pane is still between fork and exec, or /proc/PID/fd changed while we read it
+    }
+  }
+
+  async function startGame(): Promise<number> {
+    await newSession([path.join(paths.binDir, 'java'), `-Dgameserver.console=${paths.consoleRecord}`, '-jar', 'server.jar', 'nogui']);
+    return waitFor(readyGamePid, GAME_READY_TIMEOUT_MS, 'The simulated game did not log its Done line within 10 s.');
+  }
+
+  async function startShell(): Promise<void> {
+    await newSession(['bash', '--norc', '--noprofile']);
+    await waitFor(async () => {
+      const pid = await panePid();
+      return pid !== null && readProc(pid, 'comm') === 'bash\n' ? true : null;
+    }, GAME_READY_TIMEOUT_MS, 'The shell in the tmux pane did not start within 10 s.');
+  }
+
+  // Killing the server hangs up the pane's terminal; the game answers SIGHUP with its shutdown lines and exits.
+  async function stopGame(): Promise<void> {
+    const pid = await panePid();
+    await tmux('kill-server').catch(() => undefined);   // no server running: nothing to stop
+    if (pid === null) return;
+    await waitFor(() => (isGone(pid) ? true : null), PROCESS_EXIT_TIMEOUT_MS, `The game (pid ${pid}) did not exit within 10 s.`);
+  }
+
+  async function remove(): Promise<void> {
+    await tmux('kill-server').catch(() => undefined);   // no tmux, or no server: nothing to stop
+    const pids = findMarkedProcesses(root);
+    pids.forEach(killQuietly);
+    await waitFor(() => (pids.every(isGone) ? true : null), PROCESS_EXIT_TIMEOUT_MS, `Processes ${pids.join(', ')} did not exit.`);
+    fs.rmSync(root, { recursive: true, force: true });
+  }
+
+  return { ...paths, daemonEnv, tmux, startGame, startShell, stopGame, remove };
+}

@@ -1,0 +1,163 @@
+// `npm run demo`: gameserver-api against a simulated host, with nothing to install but tmux.
+// Builds a host (demo/host.ts) with players coming and going, starts its game through `serv start`,
+// runs dist/server.js on it with a fresh key and prints ready-to-paste curl lines for every route.
+// Ctrl-C stops the daemon and removes the host and everything it started.
+
+import { ChildProcess, execFile, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as http from 'node:http';
+import * as path from 'node:path';
+import { createHost, Host } from './host';
+
+const DAEMON_SCRIPT = path.resolve(__dirname, '..', 'server.js');
+const START_UP_TIMEOUT_MS = 10_000;
+const DAEMON_STOP_TIMEOUT_MS = 7_000;
+const START_UP_PREFIX = 'gameserver-api ';
+const SAMPLE_BODIES: Record<string, string> = {
+  '/api/command': '{"command":"say hello"}',
+  '/api/whitelist/add': '{"player":"Alex"}',
+  '/api/whitelist/remove': '{"player":"Alex"}',
+};
+
+interface Endpoint {
+  method: string;
+  route: string;
+  auth_required: boolean;
+}
+
+function isTmuxInstalled(): Promise<boolean> {
+  return new Promise((resolve) => execFile('tmux', ['-V'], (err) => resolve(!err)));
+}
+
+/** Runs `serv start` as the daemon would: the daemon's environment, no key. */
+function startGameWithServ(host: Host): Promise<number | null> {
+  return new Promise((resolve, reject) => {
+    const serv = spawn(path.join(host.binDir, 'serv'), ['start'], { env: host.daemonEnv(), stdio: 'inherit' });
+    serv.once('error', reject);
+    serv.once('exit', resolve);
+  });
+}
+
+// stdout is piped only to spot the start-up line; every byte is passed on, so it reads as if inherited.
+function spawnDaemon(host: Host, key: string, port: string): ChildProcess {
+  const env = host.daemonEnv({ API_KEY: key, PORT: port, HOST: '127.0.0.1' });
+  const daemon = spawn(process.execPath, [DAEMON_SCRIPT], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+  daemon.stdout?.pipe(process.stdout);
+  return daemon;
+}
+
+function waitForStartUpLine(daemon: ChildProcess): Promise<void> {
+  return new Promise((resolve, reject) => {
+    let seen = '';
+    const timer = setTimeout(() => reject(new Error('the daemon printed no start-up line within 10 s')), START_UP_TIMEOUT_MS);
+    daemon.stdout?.on('data', (chunk: Buffer) => {
+      seen += chunk.toString('utf8');
+      if (seen.split('\n').some((line) => line.startsWith(START_UP_PREFIX) && line.includes(' listening on '))) {
+        clearTimeout(timer);
+        resolve();
+      }
+    });
+    daemon.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`the daemon exited during start-up (status ${code})`));
+    });
+  });
+}
+
+function fetchEndpoints(base: string): Promise<Endpoint[]> {
+  return new Promise((resolve, reject) => {
+    http.get(`${base}/api`, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('end', () => {
+        try {
+          resolve((JSON.parse(Buffer.concat(chunks).toString('utf8')) as { endpoints: Endpoint[] }).endpoints);
+        } catch (err) {
+          reject(err);
+        }
+      });
+    }).on('error', reject);
+  });
+}
+
+// Single quotes around URLs with a query: `?` is a glob character in the shell.
+function curlLine(base: string, { method, route, auth_required }: Endpoint): string {
+  const url = route.startsWith('/api/logs/') ? `'${base}${route}?lines=20'` : `${base}${route}`;
+  const parts = ['curl -s'];
+  if (method !== 'GET') parts.push(`-X ${method}`);
+  if (auth_required) parts.push('-H "X-API-Key: $KEY"');
+  const body = SAMPLE_BODIES[route];
+  if (body !== undefined) parts.push(`-H 'Content-Type: application/json' -d '${body}'`);
+  parts.push(url);
+  return parts.join(' ');
+}
+
+function printInstructions(base: string, key: string, endpoints: readonly Endpoint[]): void {
+  const lines = [
+    '',
+    'gameserver-api demo is running against a simulated host. Paste into another shell:',
+    '',
+    `KEY='${key}'`,
+    ...endpoints.map((endpoint) => curlLine(base, endpoint)),
+    '',
+    'Press Ctrl-C to stop the daemon and remove the simulated host.',
+    '',
+  ];
+  process.stdout.write(lines.join('\n'));
+}
+
+function stopDaemon(daemon: ChildProcess): Promise<void> {
+  if (daemon.exitCode !== null || daemon.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => daemon.kill('SIGKILL'), DAEMON_STOP_TIMEOUT_MS);
+    daemon.once('exit', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+    daemon.kill('SIGTERM');
+  });
+}
+
+async function main(): Promise<void> {
+  if (!fs.existsSync(DAEMON_SCRIPT)) throw new Error(`${DAEMON_SCRIPT} does not exist; run \`npm run build\` first.`);
+  const host = await createHost({ players: true });
+  let daemon: ChildProcess | null = null;
+  let stopping = false;
+  const shutDown = async (status: number) => {
+    if (stopping) return;
+    stopping = true;
+    if (daemon) await stopDaemon(daemon);
+    await host.remove();
+    process.exit(status);
+  };
+  // Ctrl-C in the terminal reaches the daemon too (same process group); it shuts down on SIGINT by itself.
+  process.on('SIGINT', () => void shutDown(0));
+  process.on('SIGTERM', () => void shutDown(0));
+
+  try {
+    if (await isTmuxInstalled()) {
+      const status = await startGameWithServ(host);
+      if (status !== 0) process.stderr.write(`serv start exited with status ${status}; the game is not running.\n`);
+    } else {
+      // The daemon checks that the game runs before it looks at the console: without a game the answer is 409.
+      process.stderr.write('tmux is not installed, so the simulated game cannot run: POST /api/command answers 409 '
+        + '"Game server is not running." (503 once a game runs outside tmux) and `serv start` fails.\n');
+    }
+    const key = randomBytes(32).toString('base64url');
+    const port = process.env.PORT ?? '6767';
+    daemon = spawnDaemon(host, key, port);
+    await waitForStartUpLine(daemon);
+    daemon.once('exit', (code) => void shutDown(code ?? 1));   // it stopped on its own: take the host down too
+    const base = `http://127.0.0.1:${port}`;
+    printInstructions(base, key, await fetchEndpoints(base));
+  } catch (err) {
+    process.stderr.write(`demo: ${err instanceof Error ? err.message : String(err)}\n`);
+    await shutDown(1);
+  }
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`demo: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.exit(1);
+});

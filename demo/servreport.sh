@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Simulated host report script for gameserver-api's tests and demo. demo/host.ts copies it to
+# <root>/bin/servreport.sh. Tests steer it with <root>/control/report-mode:
+# normal (default), slow (1 s, then the report), fail (text, exit 3), empty (nothing), hang (never ends).
+set -u
+
+root=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/.." && pwd -P)
+# Same marker as serv: host.remove() kills every process whose starting environment carries it.
+if [ "${GAMESERVER_HOST_ROOT:-}" != "$root" ]; then
+  GAMESERVER_HOST_ROOT=$root exec "$BASH" "${BASH_SOURCE[0]}" "$@"
+fi
+
+server_dir=${SERVER_DIR:-$root/server}
+backup_dir=${BACKUP_DIR:-$root/backups}
+
+newest_backup() {
+  find "$backup_dir" -maxdepth 1 -type f -name '*.tar.gz' -printf '%T@ %f\n' 2>/dev/null |
+    sort -rn | head -n 1 | cut -d ' ' -f 2-
+}
+
+print_report() {
+  local up load _
+  read -r up _ < /proc/uptime
+  up=${up%.*}
+  read -r load _ < /proc/loadavg
+  printf 'Gameserver host report — %s\n' "$(date -u '+%Y-%m-%d %H:%M:%S UTC')"
+  printf 'Host:         %s\n' "$(uname -n)"
+  printf 'Uptime:       %d days, %02d:%02d (load %s)\n' $((up / 86400)) $((up % 86400 / 3600)) $((up % 3600 / 60)) "$load"
+  printf 'Server dir:   %s in %s\n' "$(du -sh -- "$server_dir" 2>/dev/null | cut -f 1)" "$server_dir"
+  printf 'Last backup:  %s\n' "$(newest_backup)"
+}
+
+echo "$$" >> "$root/report-calls.txt"
+mode=normal
+[ -f "$root/control/report-mode" ] && read -r mode < "$root/control/report-mode"
+case ${mode:-normal} in
+  normal) print_report ;;
+  slow) sleep 1; print_report ;;
+  fail) echo "servreport: cannot read $server_dir/logs: permission denied"; exit 3 ;;
+  empty) ;;
+  hang)
+    # A child that only a kill of the whole process group reaches: the daemon must not leave it behind.
+    sleep 300 &
+    echo "$!" >> "$root/control/report-children"
+    exec sleep 300
+    ;;
+  *) echo "servreport: unknown report mode '$mode'" >&2; exit 2 ;;
+esac
