@@ -246,9 +246,11 @@ export function redactProperties(properties: Record<string, string>, reveal: boo
 // A log line is an event only behind one of these prefixes (formats.md 1.1 and 1.10); only that one prefix is
 // stripped, so a whole fake line pasted into chat stays inside a chat message.
 // Groups: thread and level of `[time] [thread/LEVEL]( [logger])?: `, level of the terminal form
-// `[HH:MM:SS LEVEL]: `, and level of the pre-1.7 `YYYY-MM-DD HH:MM:SS [LEVEL] `.
+// `[HH:MM:SS LEVEL]: `, and level of the pre-1.7 `YYYY-MM-DD HH:MM:SS [LEVEL] `. The first brackets must
+// hold a time of day (any date around it): a kick screen's unprefixed line `[Staff] [Server thread/INFO]: …`
+// is not a log line.
 const LOG_PREFIX =
-  /^(?:\[[^\]]+\] \[([^\]]*)\/([A-Z]+)\](?: \[[^\]]*\])?: |\[\d\d:\d\d:\d\d ([A-Z]+)\]: |\d{4}-\d\d-\d\d \d\d:\d\d:\d\d \[([A-Z]+)\] )/;
+  /^(?:\[[^\]]*\d\d:\d\d:\d\d[^\]]*\] \[([^\]]*)\/([A-Z]+)\](?: \[[^\]]*\])?: |\[\d\d:\d\d:\d\d ([A-Z]+)\]: |\d{4}-\d\d-\d\d \d\d:\d\d:\d\d \[([A-Z]+)\] )/;
 // ANSI SGR and other CSI sequences (old Spigot) and `§x` colour codes (mods) are stripped before matching.
 const COLOUR_CODES = /\x1b\[[0-9;?]*[ -/]*[@-~]|§./g;
 // Paper's name rule, which includes Floodgate's leading `.` for Bedrock players. A name never holds a space,
