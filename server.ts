@@ -386,7 +386,7 @@ function dashUuid(hex: string): string {
 export function parseLines(raw: string | null): number {
   if (raw === null) return LINES_DEFAULT;
   // Number() would take ' 80 ', '0x50', '1e3' and '' (as 0): the string is checked first
-  if (!/^[0-9]{1,12}$/.test(raw) || Number(raw) < 1) throw new HttpError(400, 'lines must be an integer from 1 to 2000.');
+  if (!/^[0-9]+$/.test(raw) || Number(raw) < 1) throw new HttpError(400, 'lines must be an integer from 1 to 2000.');
   return Math.min(Number(raw), LINES_MAX);
 }
 
@@ -1553,6 +1553,9 @@ function main(argv: readonly string[]): void {
   };
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));
+  // the journal or a terminal can go away: a line that cannot be written is dropped. Left unhandled, the
+  // EPIPE would reach the handler below, whose own log line fails again, round and round.
+  for (const stream of [process.stdout, process.stderr]) stream.on('error', () => undefined);
   // decisions.md: an unexpected exception never stops the daemon
   process.on('unhandledRejection', (err) => log(`unhandled rejection: ${err instanceof Error ? err.stack : String(err)}`));
   process.on('uncaughtException', (err) => log(`uncaught exception: ${err.stack ?? String(err)}`));

@@ -1,0 +1,1763 @@
+// Black-box tests of gameserver-api: `npm test` (node:test), about a minute on two cores.
+//
+// Every describe builds throwaway sandboxes with demo/host.ts: a temp folder holding a server directory, a real
+// tmux server on its own socket (never the user's) whose pane runs a script named `java` (cwd = the server
+// directory) that appends every console line it reads to a record file, a fake `serv` that records its argv and
+// whether API_KEY reached it, and a fake report script steered by control files. A node:http stub on 127.0.0.1
+// stands in for the Mojang profile lookup. The compiled daemon (dist/server.js) runs as a child process on a free
+// port with an environment built from nothing. Pure parsers are imported from './server' and table-tested.
+
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as http from 'node:http';
+import * as net from 'node:net';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { createHost, type Host, type HostOptions } from './demo/host';
+import {
+  HttpError, backupType, formatMemory, formatSize, formatUptime, maskAddresses, offlineUuid, parseLines,
+  parsePresenceLine, parseProperties, readTail, redactProperties, scanPresence, validateCommand, validatePlayer,
+} from './server';
+
+const DAEMON = path.join(__dirname, 'server.js');
+const PKG = JSON.parse(fs.readFileSync(path.join(__dirname, '..', 'package.json'), 'utf8')) as { version: string };
+const KEY = randomBytes(32).toString('base64url');
+const JSON_TYPE = 'application/json; charset=utf-8';
+const TEXT_TYPE = 'text/plain; charset=utf-8';
+const WARN_LINE = '[WARN] No API_KEY set — write endpoints are disabled until one is configured.';
+const MSG = {
+  unauthorized: 'Unauthorized — X-API-Key required for write endpoints.',
+  disabled: 'Write endpoints are disabled: no API_KEY is configured.',
+  notObject: 'Request body must be a JSON object.',
+  tooLarge: 'Request body is larger than 16384 bytes.',
+  commandRequired: 'command is required and must be a string.',
+  commandChars: 'command must not contain ; & | ` $ ( ) { } [ ] < > \\ or control characters.',
+  commandLength: 'command must be 1 to 1000 characters long.',
+  playerRequired: 'player is required and must be a string.',
+  playerPattern: 'player must be 1 to 16 characters from A-Z, a-z, 0-9 and _.',
+  lines: 'lines must be an integer from 1 to 2000.',
+  notRunning: 'Game server is not running.',
+  backupRunning: 'A backup is already running.',
+  consolePrefix: 'The game console is not available: ',
+  lookupFailed: 'The profile lookup failed; nothing was changed.',
+};
+const FORBIDDEN = [';', '&', '|', '`', '$', '(', ')', '{', '}', '[', ']', '<', '>', '\\'];
+const CONTROL = ['\n', '\r', '\t', '\0', '\x1b', '\x7f'];
+const P = '[12:00:00] [Server thread/INFO]: ';   // a vanilla latest.log prefix
+
+// ---- Helpers ----
+
+type Defer = (cleanup: () => unknown) => void;
+type Exit = { code: number | null; signal: NodeJS.Signals | null };
+type Body = string | Buffer | Buffer[] | object;
+interface Options { key?: string; headers?: Record<string, string>; timeoutMs?: number }
+interface Res { status: number; headers: http.IncomingHttpHeaders; text: string; json: any }
+interface Daemon {
+  port: number;
+  child: ChildProcess;
+  stdout(): string;
+  stderr(): string;
+  exit: Promise<Exit>;
+  request(method: string, urlPath: string, options?: Options & { body?: Body }): Promise<Res>;
+  get(urlPath: string, options?: Options): Promise<Res>;
+  post(urlPath: string, body?: Body, options?: Options): Promise<Res>;
+  stop(signal?: NodeJS.Signals): Promise<Exit>;
+}
+
+/** One after() per describe, registered before anything exists; cleanups run newest first, all of them. */
+function cleanupStack(): Defer {
+  const cleanups: Array<() => unknown> = [];
+  after(async () => {
+    const errors: unknown[] = [];
+    while (cleanups.length > 0) await Promise.resolve().then(cleanups.pop()).catch((e: unknown) => errors.push(e));
+    if (errors.length > 0) throw errors[0];
+  });
+  return (cleanup) => void cleanups.push(cleanup);
+}
+
+async function makeSandbox(defer: Defer, options?: HostOptions): Promise<Host> {
+  const host = await createHost(options);
+  defer(() => host.remove());
+  return host;
+}
+
+/** Polls check until it returns something other than undefined/null/false; never sleeps a fixed time. */
+async function waitFor<T>(check: () => T | Promise<T>, { timeoutMs = 10_000 } = {}): Promise<Exclude<T, undefined | null | false>> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined && value !== null && value !== false) return value as Exclude<T, undefined | null | false>;
+    if (Date.now() > deadline) throw new Error(`waitFor: condition not met within ${timeoutMs} ms (last value ${String(value)})`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = net.createServer().once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as net.AddressInfo;
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+function request(port: number, method: string, urlPath: string, { key, headers = {}, body, timeoutMs = 20_000 }: Options & { body?: Body } = {}): Promise<Res> {
+  return new Promise((resolve, reject) => {
+    const sent: Record<string, string> = { ...headers };
+    if (key !== undefined) sent['X-API-Key'] = key;
+    const chunks = Array.isArray(body) ? body as Buffer[] : undefined;
+    const payload = body === undefined || chunks ? undefined
+      : Buffer.isBuffer(body) ? body : Buffer.from(typeof body === 'string' ? body : JSON.stringify(body));
+    if (payload) sent['Content-Length'] = String(payload.length);
+    if (body !== undefined && !Object.keys(sent).some((h) => h.toLowerCase() === 'content-type')) sent['Content-Type'] = 'application/json';
+    const req = http.request({ host: '127.0.0.1', port, method, path: urlPath, headers: sent, agent: false }, (res) => {
+      const parts: Buffer[] = [];
+      res.on('data', (part: Buffer) => parts.push(part)).on('error', reject).on('end', () => {
+        res.socket.destroy();   // a keep-alive request must not keep the test process alive
+        const text = Buffer.concat(parts).toString('utf8');
+        let json: any;
+        try { json = JSON.parse(text); } catch { json = undefined; }
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json });
+      });
+    });
+    req.setTimeout(timeoutMs, () => req.destroy(new Error(`${method} ${urlPath}: no answer within ${timeoutMs} ms`)));
+    req.on('error', reject);
+    for (const chunk of chunks ?? []) req.write(chunk);
+    req.end(payload);
+  });
+}
+
+/** Raw bytes over node:net, for requests node:http would refuse to send. Resolves once the reply is complete. */
+function rawRequest(port: number, data: string | Buffer, { untilClose = false } = {}) {
+  return new Promise<{ status: number; headers: Record<string, string>; body: Buffer }>((resolve, reject) => {
+    let received = Buffer.alloc(0);
+    const socket = net.connect(port, '127.0.0.1');
+    const parse = () => {
+      const end = received.indexOf('\r\n\r\n');
+      if (end < 0) return undefined;
+      const [statusLine, ...lines] = received.subarray(0, end).toString('latin1').split('\r\n');
+      const headers: Record<string, string> = {};
+      for (const line of lines) {
+        const colon = line.indexOf(':');
+        const name = line.slice(0, colon).trim().toLowerCase();
+        headers[name] = headers[name] === undefined ? line.slice(colon + 1).trim() : `${headers[name]}, ${line.slice(colon + 1).trim()}`;
+      }
+      return { status: Number(statusLine.split(' ')[1]), headers, body: received.subarray(end + 4) };
+    };
+    const timer = setTimeout(() => { socket.destroy(); reject(new Error(`raw request: incomplete reply ${JSON.stringify(received.toString('latin1'))}`)); }, 10_000);
+    const finish = () => { clearTimeout(timer); socket.destroy(); const reply = parse(); reply ? resolve(reply) : reject(new Error('raw request: no reply')); };
+    socket.on('data', (chunk: Buffer) => {
+      received = Buffer.concat([received, chunk]);
+      const reply = parse();
+      if (!untilClose && reply && reply.body.length >= Number(reply.headers['content-length'] ?? Infinity)) finish();
+    });
+    socket.on('error', () => undefined);   // the daemon may close while we still write (431); the reply is what counts
+    socket.on('close', finish);
+    socket.write(data);
+  });
+}
+
+/** Spawns dist/server.js; collects its output. */
+function spawnDaemon(env: Record<string, string>, args: string[] = []) {
+  const child = spawn(process.execPath, [DAEMON, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  let exited: Exit | undefined;
+  child.stdout!.setEncoding('utf8').on('data', (s: string) => (out += s));
+  child.stderr!.setEncoding('utf8').on('data', (s: string) => (err += s));
+  const exit = new Promise<Exit>((resolve) => child.once('exit', (code, signal) => resolve((exited = { code, signal }))));
+  return { child, exit, out: () => out, err: () => err, exited: () => exited };
+}
+
+/** Runs the daemon to its end. No detached children exist here, so waiting for 'close' (all output read) is safe. */
+async function runToExit(env: Record<string, string>, args: string[] = []) {
+  const proc = spawnDaemon(env, args);
+  const killer = setTimeout(() => proc.child.kill('SIGKILL'), 10_000);
+  await new Promise((resolve) => proc.child.once('close', resolve));
+  clearTimeout(killer);
+  return { ...(await proc.exit), stdout: proc.out(), stderr: proc.err() };
+}
+
+let stubUrl = '';
+const stubPaths: string[] = [];
+
+/** Starts the daemon with the test key (null removes a variable) and waits for its start-up line. */
+async function startDaemon(host: Host, defer: Defer, extra: Record<string, string | null> = {}): Promise<Daemon> {
+  const port = await freePort();
+  const strings = Object.fromEntries(Object.entries(extra).filter((e): e is [string, string] => e[1] !== null));
+  const env = host.daemonEnv({ HOST: '127.0.0.1', PORT: String(port), API_KEY: KEY, PROFILE_LOOKUP_URL: stubUrl, ...strings });
+  for (const [name, value] of Object.entries(extra)) if (value === null) delete env[name];
+  const proc = spawnDaemon(env);
+  const stop = async (signal: NodeJS.Signals = 'SIGTERM') => {
+    if (!proc.exited()) proc.child.kill(signal);
+    const killer = setTimeout(() => proc.child.kill('SIGKILL'), 8_000);
+    const result = await proc.exit;
+    clearTimeout(killer);
+    return result;
+  };
+  defer(stop);
+  await waitFor(() => {
+    if (proc.exited()) throw new Error(`daemon exited early: ${JSON.stringify(proc.exited())} ${proc.err()}`);
+    return proc.out().includes(`gameserver-api ${PKG.version} listening on `);
+  });
+  const call = (method: string, urlPath: string, options: Options & { body?: Body } = {}) => request(port, method, urlPath, options);
+  return {
+    port, child: proc.child, stdout: proc.out, stderr: proc.err, exit: proc.exit, stop, request: call,
+    get: (urlPath, options) => call('GET', urlPath, options),
+    post: (urlPath, body, options) => call('POST', urlPath, { ...options, body }),
+  };
+}
+
+function assertCommonHeaders(headers: Record<string, string | string[] | undefined>, contentType: string | null = JSON_TYPE): void {
+  assert.equal(headers['access-control-allow-origin'], '*');
+  assert.equal(headers['cache-control'], 'no-store');
+  assert.equal(headers['x-content-type-options'], 'nosniff');
+  if (contentType !== null) assert.equal(headers['content-type'], contentType);
+}
+
+const readOr = (file: string, fallback = Buffer.alloc(0)) => (fs.existsSync(file) ? fs.readFileSync(file) : fallback);
+const fileLines = (file: string) => readOr(file).toString('utf8').split('\n').filter((line) => line !== '');
+const servCalls = (host: Host) => fileLines(host.servRecord).map((line) => JSON.parse(line) as { pid: number; argv: string[]; apiKeyInEnv: boolean });
+const consoleBytes = (host: Host) => readOr(host.consoleRecord);
+
+/** A process that exists and is not a zombie. */
+function isAlive(pid: number): boolean {
+  try {
+    return procStat(pid).state !== 'Z';
+  } catch {
+    return false;
+  }
+}
+
+/** /proc/PID/stat fields after the command name, which may contain spaces and ')'. */
+function procStat(pid: number) {
+  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return { state: f[0], pgrp: Number(f[2]), ttyNr: Number(f[4]), tpgid: Number(f[5]) };
+}
+
+/** Game server processes of a folder, found like the daemon must: comm `java`, cwd = the folder. */
+function findGamePids(serverDir: string): number[] {
+  const dir = fs.realpathSync(serverDir);
+  return fs.readdirSync('/proc').filter((e) => /^\d+$/.test(e)).map(Number).filter((pid) => {
+    try {
+      return fs.readFileSync(`/proc/${pid}/comm`, 'utf8') === 'java\n' && fs.readlinkSync(`/proc/${pid}/cwd`) === dir && isAlive(pid);
+    } catch {
+      return false;
+    }
+  });
+}
+
+/** Waits until the console record has grown past `mark` by at least `expected`, then returns what arrived. */
+async function consoleSince(host: Host, mark: number, expected: string): Promise<string> {
+  const got = await waitFor(() => {
+    const bytes = consoleBytes(host).subarray(mark);
+    return bytes.length >= Buffer.byteLength(expected) ? bytes : undefined;
+  }, { timeoutMs: 5_000 });
+  return got.toString('utf8');
+}
+
+let sentinels = 0;
+/** Sends a harmless command and proves that it, and nothing before it, reached the console since `mark`. */
+async function assertNothingSentSince(d: Daemon, host: Host, mark: number): Promise<void> {
+  const sentinel = `say sentinel ${++sentinels}`;
+  const res = await d.post('/api/command', { command: sentinel }, { key: KEY });
+  assert.equal(res.status, 200);
+  assert.equal(await consoleSince(host, mark, `${sentinel}\n`), `${sentinel}\n`);
+}
+
+/** Types a line into the pane's shell directly (not through the daemon). */
+async function typeIntoPane(host: Host, text: string): Promise<void> {
+  await host.tmux('send-keys', '-t', `=${host.tmuxSession}:`, '-l', '--', text);
+  await host.tmux('send-keys', '-t', `=${host.tmuxSession}:`, 'Enter');
+}
+
+const gson = (entries: object[]) => JSON.stringify(entries, null, 2);
+const serverFile = (host: Host, name: string) => path.join(host.serverDir, name);
+
+// The profile stub (PROFILE_LOOKUP_URL): known names answer 200 with the canonical case, unknown ones 404.
+const PROFILES: Record<string, { id: string; name: string }> = {
+  technoblade: { id: 'b876ec32e396476ba1158438d83c67d4', name: 'Technoblade' },
+  jeb_: { id: '853c80ef3c3749fdaa49938b674adae6', name: 'jeb_' },
+};
+const rootDefer = cleanupStack();
+before(async () => {
+  const stub = http.createServer((req, res) => {
+    stubPaths.push(req.url ?? '');
+    const name = decodeURIComponent((req.url ?? '/').slice(1));
+    if (name === 'No_Content') return void res.writeHead(204).end();
+    if (name === 'Server_Error') return void res.writeHead(500, { 'Content-Type': 'application/json' }).end('{}');
+    if (name === 'Bad_Json') return void res.writeHead(200, { 'Content-Type': 'application/json' }).end('<html>');
+    if (name === 'Drop_Conn') return void req.socket.destroy();
+    const profile = PROFILES[name.toLowerCase()];
+    if (profile) return void res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify(profile));
+    res.writeHead(404, { 'Content-Type': 'application/json' }).end(JSON.stringify({ path: req.url, errorMessage: `Couldn't find any profile with name ${name}` }));
+  });
+  await new Promise<void>((resolve) => stub.listen(0, '127.0.0.1', resolve));
+  rootDefer(() => new Promise((resolve) => { stub.closeAllConnections(); stub.close(resolve); }));
+  stubUrl = `http://127.0.0.1:${(stub.address() as net.AddressInfo).port}/`;
+});
+
+// ---- Pure functions (table tests, one test per row) ----
+
+const throwsHttp = (status: number, message: string) => (err: unknown) =>
+  err instanceof HttpError && err.status === status && err.message === message;
+
+describe('offlineUuid()', () => {
+  for (const [name, uuid] of [
+    ['Notch', 'b50ad385-829d-3141-a216-7e7d7539ba7f'],
+    ['McStorm_MlyK11qF', '0b58c22d-56f5-3296-87b8-c0155a071d4d'],
+    ['dpsi', '54bdf40b-c19a-3003-808a-c1a3c94d7bbb'],
+    ['notch', '42653081-a90e-3475-b3d6-3550cdb43f8e'],   // case-sensitive
+  ]) {
+    test(`offlineUuid() derives ${uuid} from ${name}`, () => assert.equal(offlineUuid(name), uuid));
+  }
+});
+
+describe('formatSize()', () => {
+  for (const [bytes, shown] of [
+    [0, '0.00 B'], [1, '1.00 B'], [512, '512.00 B'], [1023, '1023.00 B'], [1024, '1.00 KB'], [1536, '1.50 KB'],
+    [1024 ** 2, '1.00 MB'], [5.5 * 1024 ** 2, '5.50 MB'], [2512555868, '2.34 GB'], [1024 ** 4, '1.00 TB'], [3 * 1024 ** 5, '3072.00 TB'],
+  ] as const) {
+    test(`formatSize() shows ${bytes} bytes as ${shown}`, () => assert.equal(formatSize(bytes), shown));
+  }
+});
+
+describe('formatUptime()', () => {
+  for (const [seconds, shown] of [
+    [0, '0:00:00'], [5, '0:00:05'], [59, '0:00:59'], [60, '0:01:00'], [3599, '0:59:59'], [3600, '1:00:00'],
+    [49 * 3600 + 3 * 60 + 7, '49:03:07'], [100 * 3600, '100:00:00'],
+  ] as const) {
+    test(`formatUptime() shows ${seconds} s as ${shown}`, () => assert.equal(formatUptime(seconds), shown));
+  }
+});
+
+describe('formatMemory()', () => {
+  const GiB = 1024 ** 3;
+  for (const [rss, total, shown] of [
+    [0, 16 * GiB, '0.0%'], [512 * 1024 ** 2, 16 * GiB, '3.1%'], [1, 1000, '0.1%'], [99, 100_000, '0.0%'],
+    [1999, 100_000, '1.9%'],   // truncated like ps, not rounded to 2.0
+    [999, 10_000, '9.9%'], [5, 10, '50.0%'], [9995, 10_000, '99.9%'],
+  ] as const) {
+    test(`formatMemory() shows ${rss} of ${total} bytes as ${shown}`, () => assert.equal(formatMemory(rss, total), shown));
+  }
+});
+
+describe('backupType()', () => {
+  for (const [name, type] of [
+    ['snapshot_2025-03-01_12-00-00.tar.gz', 'snapshot'], ['gameserver_backup_2025-03-01.tar.gz', 'full_backup'],
+    ['restore_undo_2025-03-01.tar.gz', 'restore_undo'], ['restore_undo.tar.gz', 'restore_undo'], ['restore_undo-1.tar.gz', 'restore_undo'],
+    ['world.tar.gz', 'archive'], ['snapshot.tar.gz', 'archive'], ['gameserver_backup.tar.gz', 'archive'], ['old_snapshot_1.tar.gz', 'archive'],
+  ] as const) {
+    test(`backupType() classifies ${name} as ${type}`, () => assert.equal(backupType(name), type));
+  }
+});
+
+describe('parseLines()', () => {
+  for (const [raw, lines] of [
+    [null, 200], ['1', 1], ['200', 200], ['2000', 2000], ['2001', 2000], ['5000', 2000], ['007', 7], ['99999999999999999999', 2000],
+  ] as const) {
+    test(`parseLines() reads ${JSON.stringify(raw)} as ${lines}`, () => assert.equal(parseLines(raw), lines));
+  }
+  for (const raw of ['0', '-1', '1.5', 'abc', '', '+5', ' 5', '5 ', '0x10', '1e3', 'Infinity', 'NaN']) {
+    test(`parseLines() refuses ${JSON.stringify(raw)} with 400`, () => assert.throws(() => parseLines(raw), throwsHttp(400, MSG.lines)));
+  }
+});
+
+describe('validateCommand()', () => {
+  for (const [value, command] of [
+    ['say hi', 'say hi'], ['  say trimmed  ', 'say trimmed'], ['x'.repeat(1000), 'x'.repeat(1000)], [` ${'y'.repeat(1000)} `, 'y'.repeat(1000)],
+    ['say 50% #1 "quoted" \'single\' ~user *? !', 'say 50% #1 "quoted" \'single\' ~user *? !'], ['say héllo ✓', 'say héllo ✓'],
+  ] as const) {
+    test(`validateCommand() accepts ${JSON.stringify(value.slice(0, 40))} as ${JSON.stringify(command.slice(0, 40))}`, () => assert.equal(validateCommand(value), command));
+  }
+  for (const ch of [...FORBIDDEN, ...CONTROL]) {
+    test(`validateCommand() refuses ${JSON.stringify(ch)}`, () => assert.throws(() => validateCommand(`say a${ch}b`), throwsHttp(400, MSG.commandChars)));
+  }
+  for (const value of ['', '   ', 'z'.repeat(1001)]) {
+    test(`validateCommand() refuses ${value.length} characters (${JSON.stringify(value.slice(0, 5))}...)`, () => assert.throws(() => validateCommand(value), throwsHttp(400, MSG.commandLength)));
+  }
+  for (const value of [undefined, null, 42, ['say hi'], { command: 'say hi' }]) {
+    test(`validateCommand() refuses ${JSON.stringify(value) ?? 'undefined'} as not a string`, () => assert.throws(() => validateCommand(value), throwsHttp(400, MSG.commandRequired)));
+  }
+});
+
+describe('validatePlayer()', () => {
+  for (const name of ['Notch', 'a', 'A_1', 'x'.repeat(16), '200322']) {
+    test(`validatePlayer() accepts ${name}`, () => assert.equal(validatePlayer(name), name));
+  }
+  for (const name of ['', 'x'.repeat(17), 'bad name', 'é', '.Bramble', 'a-b', 'a;b', 'Notch\n']) {
+    test(`validatePlayer() refuses ${JSON.stringify(name)}`, () => assert.throws(() => validatePlayer(name), throwsHttp(400, MSG.playerPattern)));
+  }
+  for (const value of [undefined, null, 7, ['Notch']]) {
+    test(`validatePlayer() refuses ${JSON.stringify(value) ?? 'undefined'} as not a string`, () => assert.throws(() => validatePlayer(value), throwsHttp(400, MSG.playerRequired)));
+  }
+});
+
+describe('parseProperties()', () => {
+  const rows: Array<[string, string | Buffer, Record<string, string>]> = [
+    ['skips # and ! comments and blank lines', '#Minecraft server properties\n#Sat Mar 08 14:22:51 UTC 2025\n\n! bang\n   # indented\nmotd=A Minecraft Server\n', { motd: 'A Minecraft Server' }],
+    ['keeps # later in a line', 'pvp=true # note\n', { pvp: 'true # note' }],
+    ['unescapes \\: and \\!', 'level-type=minecraft\\:normal\nmotd=Welcome\\!\n', { 'level-type': 'minecraft:normal', motd: 'Welcome!' }],
+    ['consumes one separator only', 'a==b\n', { a: '=b' }],
+    ['accepts =, :, blanks and form feed as separators', 'k1:v1\nk2 v2\nk3 = v3\nk4\t:\tv4\nk5 \f v5\n', { k1: 'v1', k2: 'v2', k3: 'v3', k4: 'v4', k5: 'v5' }],
+    ['gives "" for a bare key and for key=', 'bare\nempty=\n', { bare: '', empty: '' }],
+    ['ignores leading blanks and keeps trailing blanks', '   key=value  \n', { key: 'value  ' }],
+    ['continues a line ending in an odd number of backslashes', 'motd=first \\\n    second\n', { motd: 'first second' }],
+    ['does not continue after an even number of backslashes', 'path=C:\\\\\nnext=1\n', { path: 'C:\\', next: '1' }],
+    ['never continues a comment line', '# comment \\\nk=v\n', { k: 'v' }],
+    ['decodes \\t \\n \\r \\f and \\x as x', 'k=a\\tb\\nc\\rd\\fe\\qf\n', { k: 'a\tb\nc\rd\fe' + 'qf' }],
+    ['decodes \\uXXXX in either case', 'motd=\\u00A76\\u00a7lName \\u00bb\n', { motd: '§6§lName »' }],
+    ['decodes escapes in keys', 'a\\=b=c\na\\ b=d\n', { 'a=b': 'c', 'a b': 'd' }],
+    ['keeps an escaped leading space of a value', 'motd=\\ hi\n', { motd: ' hi' }],
+    ['lets the last duplicate win', 'k=1\nk=2\n', { k: '2' }],
+    ['keeps keys case-sensitive', 'K=1\nk=2\n', { K: '1', k: '2' }],
+    ['reads raw UTF-8', Buffer.from('motd=héllo ✓\n', 'utf8'), { motd: 'héllo ✓' }],
+    ['re-reads the whole file as ISO-8859-1 on a malformed byte', Buffer.concat([Buffer.from('a=é\n', 'utf8'), Buffer.from([0x62, 0x3d, 0xe9, 0x0a])]), { a: 'Ã©', b: 'é' }],
+    ['treats a BOM as part of the first key', Buffer.from('\uFEFF#Minecraft server properties\nk=v\n', 'utf8'), { '\uFEFF#Minecraft': 'server properties', k: 'v' }],
+    ['accepts CRLF, CR and a last line without a newline', 'a=1\r\nb=2\rc=3', { a: '1', b: '2', c: '3' }],
+    ['continues lines across CRLF', 'k=a\\\r\n  b\r\n', { k: 'ab' }],
+  ];
+  for (const [rule, input, expected] of rows) {
+    test(`parseProperties() ${rule}`, () => assert.deepEqual(parseProperties(Buffer.isBuffer(input) ? input : Buffer.from(input, 'utf8')), expected));
+  }
+});
+
+describe('redactProperties()', () => {
+  const stored = {
+    'rcon.password': 'hunter2', 'management-server-secret': 'm-s', 'db-password': 'pw', 'api.secret': 'sec', password: 'p',
+    passwordless: 'true', 'secret-level': '1', 'rcon.port': '25575', motd: 'hi',
+  };
+  test('redactProperties() hides rcon.password, management-server-secret and keys ending in password or secret', () => {
+    assert.deepEqual(redactProperties({ ...stored }, false), {
+      ...stored, 'rcon.password': '<redacted>', 'management-server-secret': '<redacted>', 'db-password': '<redacted>',
+      'api.secret': '<redacted>', password: '<redacted>',
+    });
+  });
+  test('redactProperties() reveals every value as stored', () => assert.deepEqual(redactProperties({ ...stored }, true), stored));
+});
+
+describe('maskAddresses()', () => {
+  for (const [line, masked] of [
+    ['Alex[/198.51.100.7:53120] logged in with entity id 212 at (12.5, 71.0, -40.5)', 'Alex[/<ip>:53120] logged in with entity id 212 at (12.5, 71.0, -40.5)'],
+    ['Disconnecting Eve (/1.2.3.4:5678): You are not white-listed on this server!', 'Disconnecting Eve (/<ip>:5678): You are not white-listed on this server!'],
+    ['a 10.0.0.1 b 192.168.1.255', 'a <ip> b <ip>'],
+    ['Alex[/[2001:db8:0:0:0:0:0:7]:50122] logged in', 'Alex[/[<ip>]:50122] logged in'],
+    ['from 2001:db8::7 port 1', 'from <ip> port 1'],
+    ['loopback ::1 here', 'loopback <ip> here'],
+  ]) {
+    test(`maskAddresses() masks ${JSON.stringify(line)}`, () => assert.equal(maskAddresses(line), masked));
+  }
+  for (const line of [
+    `${P}Done (3.112s)! For help, type "help"`, 'Starting minecraft server version 1.21.4', 'git-Paper-497 (MC: 1.20.4)',
+    'This server is running Paper version 1.21.4-211-main@3b35a45 (2025-02-23T21:43:55Z)', '[04Mar2025 12:00:00.123] [Server thread/INFO] [x/]: y',
+    '[12:34:56 INFO]: x', 'UUID of player Alex is 069a79f4-44e9-4726-a5be-fca90e38aaf5', 'Alex[local:E:1a2b3c4d] logged in',
+  ]) {
+    test(`maskAddresses() keeps ${JSON.stringify(line)}`, () => assert.equal(maskAddresses(line), line));
+  }
+});
+
+describe('parsePresenceLine()', () => {
+  const rows: Array<[string, ReturnType<typeof parsePresenceLine>]> = [
+    [`${P}Alex joined the game`, { kind: 'join', name: 'Alex' }],
+    [`${P}Alex[/198.51.100.7:53120] logged in with entity id 212 at (12.5, 71.0, -40.5)`, { kind: 'join', name: 'Alex' }],
+    [`${P}Alex[/198.51.100.7:53120] logged in with entity id 9 at ([world]-12.5, 68.0, 4.5)`, { kind: 'join', name: 'Alex' }],
+    [`${P}Alex (formerly known as OldAlex) joined the game`, { kind: 'join', name: 'Alex' }],
+    [`${P}.Bramble_Crest[/198.51.100.240:0] logged in with entity id 7 at ([world]1.5, 64.0, 2.5)`, { kind: 'join', name: '.Bramble_Crest' }],
+    [`${P}Alex left the game`, { kind: 'leave', name: 'Alex' }],
+    [`${P}Alex lost connection: Disconnected`, { kind: 'leave', name: 'Alex' }],
+    [`${P}Mallory lost connection: Alex left the game`, { kind: 'leave', name: 'Mallory' }],
+    [`${P}Alex lost connection: TextComponent{text='Disconnected', siblings=[]}`, { kind: 'leave', name: 'Alex' }],
+    [`${P}Starting minecraft server version 1.21.4`, { kind: 'reset' }],
+    [`${P}Alex joined the game\r`, { kind: 'join', name: 'Alex' }],
+    [`${P}§r§e§eLemADEC§r§e joined the game§r`, { kind: 'join', name: 'LemADEC' }],
+    [`[12:00:00] [Region Scheduler Thread #3/INFO]: Alex joined the game`, { kind: 'join', name: 'Alex' }],
+    [`[12:00:00] [Server thread/INFO] [net.minecraft.server.dedicated.DedicatedServer]: Alex joined the game`, { kind: 'join', name: 'Alex' }],
+    [`[04Mar2025 12:00:00.123] [Server thread/INFO] [net.minecraft.server.MinecraftServer/]: Alex joined the game`, { kind: 'join', name: 'Alex' }],
+    [`[12:00:00 INFO]: Alex joined the game`, { kind: 'join', name: 'Alex' }],
+    [`${P}<Mallory> Alex joined the game`, null],
+    [`${P}[Not Secure] <Mallory> Alex joined the game`, null],
+    [`${P}<Mallory> [12:00:00] [Server thread/INFO]: Alex joined the game`, null],
+    [`${P}[Server] Alex joined the game`, null],
+    [`${P}* Mallory joined the game`, null],
+    [`${P}[Staff] Alex joined the game`, null],
+    [`[12:00:00] [Async Chat Thread - #0/INFO]: Alex joined the game`, null],
+    [`${P}Mallory issued server command: /say Alex joined the game`, null],
+    [`${P}Disconnecting Eve (/1.2.3.4:5678): You are not white-listed on this server!`, null],
+    [`${P}Eve (/1.2.3.4:5678) lost connection: You are not white-listed on this server!`, null],
+    [`${P}com.mojang.authlib.GameProfile@5e1d8a2c[id=<null>,name=Eve,properties={},legacy=false] (/1.2.3.4:5678) lost connection: Banned`, null],
+    [`[12:00:00] [User Authenticator #1/INFO]: UUID of player Alex is 069a79f4-44e9-4726-a5be-fca90e38aaf5`, null],
+    ['Alex joined the game', null],
+    ['Alex left the game', null],
+  ];
+  for (const [line, event] of rows) {
+    test(`parsePresenceLine() reads ${JSON.stringify(line)} as ${JSON.stringify(event)}`, () => assert.deepEqual(parsePresenceLine(line), event));
+  }
+});
+
+describe('scanPresence()', () => {
+  const log = (...messages: string[]) => messages.map((m) => (m.startsWith('[') || m.startsWith(' ') ? m : P + m)).join('\n') + '\n';
+  const rows: Array<[string, string, string[], string[]?]> = [
+    ['follows vanilla joins and leaves', log('Alex[/1.2.3.4:1] logged in with entity id 1 at (0.5, 64.0, 0.5)', 'Alex joined the game',
+      'Bob[/1.2.3.4:2] logged in with entity id 2 at (0.5, 64.0, 0.5)', 'Bob joined the game', 'Alex lost connection: Disconnected', 'Alex left the game'), ['Bob']],
+    ['follows the Bukkit order (join before login)', log('Alex joined the game', 'Alex[/1.2.3.4:1] logged in with entity id 1 at ([world]0.5, 64.0, 0.5)',
+      'Bob joined the game', 'Bob[/1.2.3.4:2] logged in with entity id 2 at ([world]0.5, 64.0, 0.5)', 'Bob lost connection: Disconnected', 'Bob left the game'), ['Alex']],
+    ['ignores spoofing by chat', log('Mallory joined the game', '<Mallory> Alex joined the game', '[Not Secure] <Mallory> Bob joined the game',
+      '[12:00:00] [Async Chat Thread - #1/INFO]: Carl joined the game', '<Mallory> [12:00:00] [Server thread/INFO]: Dave joined the game'), ['Mallory']],
+    ['takes a leave from the start of a kick line, not its reason', log('Alex joined the game', 'Bob joined the game', 'Mallory lost connection: Alex left the game'), ['Alex', 'Bob']],
+    ['ignores refused logins', log('Disconnecting Eve (/1.2.3.4:5678): You are not white-listed on this server!',
+      'Eve (/1.2.3.4:5678) lost connection: You are not white-listed on this server!', '[12:00:00] [User Authenticator #1/INFO]: UUID of player Eve is 069a79f4-44e9-4726-a5be-fca90e38aaf5'), []],
+    ['reads formerly-known-as joins', log('Alex (formerly known as OldAlex) joined the game'), ['Alex']],
+    ['keeps Bedrock names with a leading dot', log('.Bramble_Crest[/198.51.100.240:0] logged in with entity id 7 at ([world]1.5, 64.0, 2.5)', '.Bramble_Crest joined the game'), ['.Bramble_Crest']],
+    ['resets at Starting minecraft server', log('Alex joined the game', 'Starting minecraft server version 1.21.4', 'Bob joined the game'), ['Bob']],
+    ['ignores prefix-less continuation lines of a kick reason', log('Alex joined the game', 'Bob joined the game', 'Bob lost connection: Kicked', ' Carl joined the game') + 'Dave joined the game\n', ['Alex']],
+    ['reads CRLF lines', log('Alex joined the game', 'Bob joined the game', 'Bob left the game').replace(/\n/g, '\r\n'), ['Alex']],
+    ['applies a last unterminated line that matches in full (log4j writes a line at once)', `${P}Alex joined the game\n${P}Bob joined the game`, ['Alex', 'Bob']],
+    ['ignores a half-written last line', `${P}Alex joined the game\n${P}Bob joined the ga`, ['Alex']],
+    ['continues from a given set', log('Bob joined the game', 'Carl left the game'), ['Alex', 'Bob'], ['Alex', 'Carl']],
+  ];
+  for (const [rule, text, players, initial] of rows) {
+    test(`scanPresence() ${rule}`, () => assert.deepEqual([...scanPresence(text, initial ? new Set(initial) : undefined)].sort(), players));
+  }
+});
+
+describe('readTail()', () => {
+  const defer = cleanupStack();
+  let dir = '';
+  before(() => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gameserver-tail-'));
+    defer(() => fs.rmSync(dir, { recursive: true, force: true }));
+  });
+  const long = 'é✓x'.repeat(40_000);   // 240 000 bytes: 64 KiB blocks split its characters
+  const edge = 'x'.repeat(65_535);      // with its newline, exactly one 64 KiB block
+  const rows: Array<[string, string | Buffer, number, string[]]> = [
+    ['returns the last N lines, oldest first', 'a\nb\nc\n', 2, ['b', 'c']],
+    ['returns every line when N is larger', 'a\nb\n', 10, ['a', 'b']],
+    ['keeps a last line without a newline', 'a\nb', 5, ['a', 'b']],
+    ['strips the CR of CRLF', 'a\r\nb\r\n', 5, ['a', 'b']],
+    ['keeps blank lines', 'a\n\nb\n', 5, ['a', '', 'b']],
+    ['returns nothing for an empty file', '', 5, []],
+    ['reads lines longer than a 64 KiB block', `first\n${long}\nlast\n`, 3, ['first', long, 'last']],
+    ['stops at N lines with a long line before them', `first\n${long}\nlast\n`, 2, [long, 'last']],
+    ['reads a line that fills exactly one block', `head\n${edge}\n`, 2, ['head', edge]],
+    ['decodes invalid UTF-8 leniently', Buffer.concat([Buffer.from('ok '), Buffer.from([0xff, 0xfe, 0xc3]), Buffer.from(' end\nnext\n')]), 5,
+      Buffer.concat([Buffer.from('ok '), Buffer.from([0xff, 0xfe, 0xc3]), Buffer.from(' end')]).toString('utf8').split('\n').concat('next')],
+  ];
+  rows.forEach(([rule, content, count, expected], i) => {
+    test(`readTail() ${rule}`, async () => {
+      const file = path.join(dir, `tail-${i}.log`);
+      fs.writeFileSync(file, content);
+      assert.deepEqual(await readTail(file, count), expected);
+    });
+  });
+});
+
+// ---- Configuration (decisions.md: Configuration) ----
+
+describe('configuration', () => {
+  const defer = cleanupStack();
+  let host: Host;
+  before(async () => { host = await makeSandbox(defer); });
+
+  test('node dist/server.js --generate-key prints a fresh 43-character base64url key and exits 0 without reading the configuration', async () => {
+    const first = await runToExit(host.daemonEnv({ PORT: 'abc' }), ['--generate-key']);
+    const second = await runToExit(host.daemonEnv({ PORT: 'abc' }), ['--generate-key']);
+    assert.deepEqual({ code: first.code, stderr: first.stderr }, { code: 0, stderr: '' });
+    assert.match(first.stdout, /^[A-Za-z0-9_-]{43}\n$/);
+    assert.match(second.stdout, /^[A-Za-z0-9_-]{43}\n$/);
+    assert.notEqual(first.stdout, second.stdout);
+  });
+
+  test('node dist/server.js --version prints the package version', async () => {
+    const run = await runToExit(host.daemonEnv(), ['--version']);
+    assert.deepEqual({ code: run.code, stdout: run.stdout }, { code: 0, stdout: `${PKG.version}\n` });
+  });
+
+  for (const port of ['0', '70000', 'abc', '-1', '1e3', '65536']) {
+    test(`node dist/server.js with PORT=${port} exits 78 with a message naming PORT, the range and the value`, async () => {
+      const run = await runToExit(host.daemonEnv({ PORT: port, HOST: '127.0.0.1', API_KEY: KEY, PROFILE_LOOKUP_URL: stubUrl }));
+      assert.equal(run.code, 78);
+      assert.match(run.stderr, /PORT/);
+      assert.ok(run.stderr.includes(port), `stderr names the value ${port}: ${run.stderr}`);
+      assert.ok(run.stderr.includes('65535'), `stderr names the range: ${run.stderr}`);
+      assert.ok(!run.stdout.includes('listening on'));
+    });
+  }
+
+  test('node dist/server.js prints a start-up line naming version, host and port, and never prints the key', async () => {
+    const d = await startDaemon(host, defer);
+    assert.ok(d.stdout().startsWith(`gameserver-api ${PKG.version} listening on 127.0.0.1:${d.port} (`), d.stdout());
+    assert.equal(d.stdout().split('\n')[0].endsWith(')'), true);
+    assert.equal((await d.post('/api/command', { command: 'say x' }, { key: 'wrong' })).status, 401);
+    assert.equal((await d.get('/api/properties', { key: KEY })).status, 200);
+    assert.deepEqual(await d.stop(), { code: 0, signal: null });
+    assert.ok(!d.stdout().includes(KEY) && !d.stderr().includes(KEY));
+    assert.ok(!d.stderr().split('\n').includes(WARN_LINE));
+  });
+
+  for (const [label, apiKey] of [['unset', null], ['empty', '']] as const) {
+    test(`node dist/server.js with API_KEY ${label} prints the exact [WARN] line on stderr`, async () => {
+      const d = await startDaemon(host, defer, { API_KEY: apiKey });
+      assert.ok(d.stderr().split('\n').includes(WARN_LINE), d.stderr());
+    });
+  }
+
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+    test(`node dist/server.js exits 0 on ${signal}`, async () => {
+      const d = await startDaemon(host, defer);
+      assert.equal((await d.get('/api')).status, 200);
+      assert.deepEqual(await d.stop(signal), { code: 0, signal: null });
+    });
+  }
+});
+
+// ---- GET / and GET /api/report (decisions.md: the report) ----
+
+describe('GET / and GET /api/report', () => {
+  const defer = cleanupStack();
+  let host: Host;
+  before(async () => { host = await makeSandbox(defer); });
+  const setMode = (mode: string) => fs.writeFileSync(path.join(host.controlDir, 'report-mode'), `${mode}\n`);
+  const runs = () => fileLines(host.reportRecord);
+
+  test('GET / answers the report as text/plain and GET /api/report wraps the same text, exit status ignored', async () => {
+    setMode('fail');   // prints a fixed line, then exits 3: it printed something, so it counts
+    const d = await startDaemon(host, defer);
+    const expected = `servreport: cannot read ${host.serverDir}/logs: permission denied\n`;
+    const text = await d.get('/');
+    assert.equal(text.status, 200);
+    assertCommonHeaders(text.headers, TEXT_TYPE);
+    assert.equal(text.text, expected);
+    const wrapped = await d.get('/api/report');
+    assert.equal(wrapped.status, 200);
+    assertCommonHeaders(wrapped.headers);
+    assert.deepEqual(wrapped.json, { ok: true, report: expected });
+  });
+
+  test('GET /api/report keeps the newlines of a normal report', async () => {
+    setMode('normal');
+    const d = await startDaemon(host, defer);
+    const res = await d.get('/api/report');
+    assert.equal(res.status, 200);
+    assert.deepEqual(Object.keys(res.json), ['ok', 'report']);
+    assert.equal(res.json.ok, true);
+    assert.match(res.json.report, /^Gameserver host report — .+\nHost: +.+\nUptime: +.+\nServer dir: +.+\nLast backup: +.*\n$/);
+  });
+
+  test('GET /api/report starts exactly one report script for 100 concurrent requests', async () => {
+    setMode('slow');
+    const d = await startDaemon(host, defer);
+    const before = runs().length;
+    const replies = await Promise.all(Array.from({ length: 100 }, () => d.get('/api/report')));
+    assert.deepEqual(replies.map((r) => r.status), Array(100).fill(200));
+    assert.equal(new Set(replies.map((r) => r.text)).size, 1);
+    assert.equal(runs().length - before, 1);
+  });
+
+  test('GET /api/report answers 500 when the script prints nothing, and GET / as text/plain', async () => {
+    setMode('empty');
+    const d = await startDaemon(host, defer);
+    const res = await d.get('/api/report');
+    assert.equal(res.status, 500);
+    assertCommonHeaders(res.headers);
+    assert.deepEqual(res.json, { ok: false, error: 'The report script printed nothing.' });
+    const text = await d.get('/');
+    assert.equal(text.status, 500);
+    assertCommonHeaders(text.headers, TEXT_TYPE);
+    assert.ok(text.text.includes('The report script printed nothing.'), text.text);
+  });
+
+  test('GET /api/report answers 500 when the script cannot be started', async () => {
+    const d = await startDaemon(host, defer, { REPORT_SCRIPT: path.join(host.root, 'no-such-report.sh') });
+    const res = await d.get('/api/report');
+    assert.equal(res.status, 500);
+    assert.deepEqual(res.json, { ok: false, error: 'The report script could not be started.' });
+  });
+
+  test('GET /api/report answers 500 after 10 s and kills the script with everything it started', async () => {
+    setMode('hang');
+    const d = await startDaemon(host, defer);
+    const before = runs().length;
+    const res = await d.get('/api/report', { timeoutMs: 30_000 });
+    assert.equal(res.status, 500);
+    assert.deepEqual(res.json, { ok: false, error: 'The report script timed out after 10 s.' });
+    const scriptPid = Number(runs()[before]);
+    const childPid = Number(fileLines(path.join(host.controlDir, 'report-children')).at(-1));
+    assert.ok(scriptPid > 0 && childPid > 0);
+    await waitFor(() => !isAlive(scriptPid) && !isAlive(childPid));
+  });
+
+  test('GET /api/report in flight when SIGTERM arrives still finishes, then the daemon exits 0', async () => {
+    setMode('slow');
+    const d = await startDaemon(host, defer);
+    const before = runs().length;
+    const pending = d.get('/api/report');
+    await waitFor(() => runs().length > before);   // the request reached the daemon and the script runs
+    d.child.kill('SIGTERM');
+    const res = await pending;
+    assert.equal(res.status, 200);
+    assert.match(res.json.report, /^Gameserver host report — /);
+    assert.deepEqual(await d.exit, { code: 0, signal: null });
+  });
+});
+
+// ---- GET /api (spec: Endpoint index; decisions.md: Service identity) ----
+
+describe('GET /api', () => {
+  const defer = cleanupStack();
+  let host: Host;
+  let d: Daemon;
+  before(async () => { host = await makeSandbox(defer); d = await startDaemon(host, defer); });
+
+  test('GET /api lists exactly the 17 routes in spec order, auth_required for POST, with package.json\'s version', async () => {
+    const gets = ['/', '/api', '/api/status', '/api/players/online', '/api/players/whitelist', '/api/logs/latest', '/api/logs/snapshot',
+      '/api/backups', '/api/properties', '/api/report'];
+    const posts = ['/api/server/start', '/api/server/stop', '/api/server/restart', '/api/command', '/api/whitelist/add', '/api/whitelist/remove', '/api/backup'];
+    const res = await d.get('/api');
+    assert.equal(res.status, 200);
+    assertCommonHeaders(res.headers);
+    assert.deepEqual(res.json, {
+      ok: true, service: 'gameserver-api', version: PKG.version,
+      endpoints: [
+        ...gets.map((route) => ({ method: 'GET', route, auth_required: false })),
+        ...posts.map((route) => ({ method: 'POST', route, auth_required: true })),
+      ],
+    });
+  });
+});
+
+// ---- GET /api/status (spec: Server status; decisions.md: Finding the game server process) ----
+
+describe('GET /api/status', () => {
+  const defer = cleanupStack();
+  let host: Host;
+  let d: Daemon;
+  let pid = 0;
+  before(async () => { host = await makeSandbox(defer); d = await startDaemon(host, defer); });
+  const versionFile = () => serverFile(host, 'version_history.json');
+  const paperVersionFile = () => serverFile(host, '.paper/version_history.json');
+  const status = async () => {
+    const res = await d.get('/api/status');
+    assert.equal(res.status, 200);
+    assertCommonHeaders(res.headers);
+    const { uptime, memory, ...rest } = res.json;
+    assert.match(uptime, /^\d+:[0-5]\d:[0-5]\d$/);
+    assert.match(memory, /^\d{1,3}\.\d%$/);
+    return rest;
+  };
+
+  test('GET /api/status reports online:false and nothing else when no game server runs', async () => {
+    const res = await d.get('/api/status');
+    assert.equal(res.status, 200);
+    assert.deepEqual(res.json, { ok: true, online: false });
+  });
+
+  test('GET /api/status reports the game server pid, uptime, memory and version_history.json\'s currentVersion', async () => {
+    fs.writeFileSync(versionFile(), '{"currentVersion":"git-Paper-49 (MC: 1.20.1)"}');
+    pid = await host.startGame();
+    assert.deepEqual(findGamePids(host.serverDir), [pid]);
+    assert.deepEqual(await status(), { ok: true, online: true, pid, version: 'git-Paper-49 (MC: 1.20.1)' });
+  });
+
+  test('GET /api/status shows a change of version_history.json on the very next request', async () => {
+    fs.writeFileSync(versionFile(), '{"oldVersion":"git-Paper-49 (MC: 1.20.1)","currentVersion":"git-Paper-50 (MC: 1.20.1)"}');
+    assert.deepEqual(await status(), { ok: true, online: true, pid, version: 'git-Paper-50 (MC: 1.20.1)' });
+    fs.writeFileSync(versionFile(), '{"currentVersion":"git-Foldenor-\\"b5dc1ae\\" (MC: 1.20.4)"}');
+    assert.deepEqual(await status(), { ok: true, online: true, pid, version: 'git-Foldenor-"b5dc1ae" (MC: 1.20.4)' });
+  });
+
+  test('GET /api/status reads .paper/version_history.json when the root copy is gone', async () => {
+    fs.rmSync(versionFile(), { force: true });
+    fs.mkdirSync(path.dirname(paperVersionFile()), { recursive: true });
+    fs.writeFileSync(paperVersionFile(), '{"currentVersion":"26.2.1-7-57d665e (MC: 26.2.1)"}');
+    assert.deepEqual(await status(), { ok: true, online: true, pid, version: '26.2.1-7-57d665e (MC: 26.2.1)' });
+  });
+
+  test('GET /api/status leaves version out when version_history.json is missing or not valid JSON', async () => {
+    fs.rmSync(paperVersionFile(), { force: true });
+    assert.deepEqual(await status(), { ok: true, online: true, pid });
+    fs.writeFileSync(versionFile(), '{"currentVersion":');
+    assert.deepEqual(await status(), { ok: true, online: true, pid });
+  });
+
+  test('GET /api/status finds the game through a symlinked SERVER_DIR', async () => {
+    const link = path.join(host.root, 'server-link');
+    fs.symlinkSync(host.serverDir, link);
+    const viaLink = await startDaemon(host, defer, { SERVER_DIR: link });
+    const res = await viaLink.get('/api/status');
+    assert.equal(res.status, 200);
+    assert.equal(res.json.online, true);
+    assert.equal(res.json.pid, pid);
+  });
+
+  test('GET /api/status ignores a java process whose working directory is another folder', async () => {
+    const other = path.join(host.root, 'other-server');
+    fs.mkdirSync(other);
+    const elsewhere = await startDaemon(host, defer, { SERVER_DIR: other });
+    assert.deepEqual((await elsewhere.get('/api/status')).json, { ok: true, online: false });
+  });
+
+  test('GET /api/status reports online:false once the game server is gone', async () => {
+    await host.stopGame();
+    assert.deepEqual((await d.get('/api/status')).json, { ok: true, online: false });
+  });
+});
+
+// ---- GET /api/players/online (spec: Online players; formats.md 1.8) ----
+
+describe('GET /api/players/online', () => {
+  const defer = cleanupStack();
+  let host: Host;
+  let d: Daemon;
+  before(async () => { host = await makeSandbox(defer); d = await startDaemon(host, defer); });
+  const latest = () => serverFile(host, 'logs/latest.log');
+  const append = (...messages: string[]) => fs.appendFileSync(latest(), messages.map((m) => `${P}${m}\n`).join(''));
+  let rolled = '';   // what log4j rolled away while the same game process ran (formats.md 1.8: a midnight roll)
+  /** The daemon's answer equals a full parse of the game session's log (rolled text, then latest.log), whatever it kept. */
+  const assertFullParse = async (daemon = d) => {
+    const expected = [...scanPresence(rolled + readOr(latest()).toString('utf8'))].sort();
+    const res = await daemon.get('/api/players/online');
+    assert.equal(res.status, 200);
+    assertCommonHeaders(res.headers);
+    assert.deepEqual({ ...res.json, players: [...res.json.players].sort() }, { ok: true, online: true, count: expected.length, players: expected });
+    return expected;
+  };
+  /** host.startGame() can resolve while the game still rolls the old latest.log (its transient read of the old
+   * file, which has a Done line, satisfies the host's check); wait until latest.log is the new run's file. */
+  const startGameAfterRoll = async () => {
+    const marker = `${P}previous run ${randomBytes(4).toString('hex')}`;
+    fs.appendFileSync(latest(), `${marker}\n`);
+    await host.startGame();
+    await waitFor(() => { const text = readOr(latest()).toString('utf8'); return !text.includes(marker) && text.includes('Done ('); });
+  };
+
+  test('GET /api/players/online answers online:false and no players while the game is not running, whatever the log says', async () => {
+    fs.mkdirSync(path.dirname(latest()), { recursive: true });
+    append('Alex joined the game');
+    const res = await d.get('/api/players/online');
+    assert.equal(res.status, 200);
+    assert.deepEqual(res.json, { ok: true, online: false, players: [] });
+  });
+
+  test('GET /api/players/online equals a full parse after appends, including a half-written line', async () => {
+    await startGameAfterRoll();
+    append('Alex[/198.51.100.7:53120] logged in with entity id 1 at (0.5, 64.0, 0.5)', 'Alex joined the game', 'Bob joined the game');
+    assert.deepEqual(await assertFullParse(), ['Alex', 'Bob']);
+    append('<Mallory> Carl joined the game', 'Bob lost connection: Disconnected', 'Bob left the game', `x${'y'.repeat(70_000)}`);
+    fs.appendFileSync(latest(), `${P}Partial_Pl`);
+    assert.deepEqual(await assertFullParse(), ['Alex']);
+    fs.appendFileSync(latest(), 'ayer joined the game\n');
+    assert.deepEqual(await assertFullParse(), ['Alex', 'Partial_Player']);
+  });
+
+  test('GET /api/players/online equals a full parse of the session after the log rolls to a new inode while the game runs', async () => {
+    const old = fs.readFileSync(latest());
+    fs.writeFileSync(serverFile(host, 'logs/2099-01-01-1.log.gz'), gzipSync(old));
+    fs.rmSync(latest());
+    rolled += old.toString('utf8');
+    const filler = Array.from({ length: 3000 }, (_, i) => `${P}Filler line ${i} to make the new file larger than the old one\n`).join('');
+    fs.writeFileSync(`${latest()}.new`, `${P}Dave joined the game\n${P}Alex left the game\n${filler}`);
+    fs.renameSync(`${latest()}.new`, latest());
+    assert.deepEqual(await assertFullParse(), ['Dave', 'Partial_Player']);
+    append('Erin joined the game');
+    assert.deepEqual(await assertFullParse(), ['Dave', 'Erin', 'Partial_Player']);
+  });
+
+  test('GET /api/players/online of a daemon started after the roll reads the session start back from the archive', async () => {
+    const fresh = await startDaemon(host, defer);
+    assert.deepEqual(await assertFullParse(fresh), ['Dave', 'Erin', 'Partial_Player']);
+  });
+
+  test('GET /api/players/online equals a full parse of the session after the log is truncated in place', async () => {
+    rolled += readOr(latest()).toString('utf8');
+    fs.truncateSync(latest(), 0);
+    append('Frank joined the game', 'Erin left the game');
+    assert.deepEqual(await assertFullParse(), ['Dave', 'Frank', 'Partial_Player']);
+  });
+
+  test('GET /api/players/online equals a full parse of the new latest.log once the game server restarts', async () => {
+    await host.stopGame();
+    rolled = '';
+    await startGameAfterRoll();
+    assert.deepEqual(await assertFullParse(), []);
+    append('Gina joined the game');
+    assert.deepEqual(await assertFullParse(), ['Gina']);
+  });
+
+  test('GET /api/players/online answers count 0 when the log is missing while the game runs', async () => {
+    fs.rmSync(latest());
+    const res = await d.get('/api/players/online');
+    assert.equal(res.status, 200);
+    assert.deepEqual(res.json, { ok: true, online: true, count: 0, players: [] });
+  });
+});
+
+// ---- GET /api/players/whitelist (spec: Whitelist; decisions.md: Read routes) ----
+
+describe('GET /api/players/whitelist', () => {
+  const defer = cleanupStack();
+  let host: Host;
+  let d: Daemon;
+  before(async () => { host = await makeSandbox(defer); d = await startDaemon(host, defer); });
+  const whitelist = () => serverFile(host, 'whitelist.json');
+
+  test('GET /api/players/whitelist answers the entries exactly as stored', async () => {
+    const entries = [
+      { uuid: offlineUuid('Alex'), name: 'Alex' },
+      { uuid: '069a79f444e94726a5befca90e38aaf5', name: 'Hand_Edited' },
+      { uuid: offlineUuid('Kai_2'), name: 'Kai_2', note: 'extra field' },
+    ];
+    fs.writeFileSync(whitelist(), JSON.stringify(entries, null, 4) + '\n');
+    const res = await d.get('/api/players/whitelist');
+    assert.equal(res.status, 200);
+    assertCommonHeaders(res.headers);
+    assert.deepEqual(res.json, { ok: true, count: 3, whitelist: entries });
+  });
+
+  test('GET /api/players/whitelist shows a change of whitelist.json on the very next request', async () => {
+    fs.writeFileSync(whitelist(), gson([{ uuid: offlineUuid('Abcd'), name: 'Abcd' }]));
+    assert.deepEqual((await d.get('/api/players/whitelist')).json, { ok: true, count: 1, whitelist: [{ uuid: offlineUuid('Abcd'), name: 'Abcd' }] });
+    fs.writeFileSync(whitelist(), gson([{ uuid: offlineUuid('Wxyz'), name: 'Wxyz' }]));   // same size
+    assert.deepEqual((await d.get('/api/players/whitelist')).json, { ok: true, count: 1, whitelist: [{ uuid: offlineUuid('Wxyz'), name: 'Wxyz' }] });
+    fs.writeFileSync(whitelist(), '[]');
+    assert.deepEqual((await d.get('/api/players/whitelist')).json, { ok: true, count: 0, whitelist: [] });
+  });
+
+  for (const [label, prepare, status, error] of [
+    ['is missing', () => fs.rmSync(whitelist(), { force: true }), 404, 'whitelist.json not found'],
+    ['is not valid JSON', () => fs.writeFileSync(whitelist(), '[{"uuid":'), 500, 'whitelist.json is not valid JSON.'],
+    ['is not an array', () => fs.writeFileSync(whitelist(), '{"uuid":"x","name":"y"}'), 500, 'whitelist.json is not a JSON array of entries.'],
+    ['cannot be read', () => { fs.rmSync(whitelist(), { force: true }); fs.mkdirSync(whitelist()); }, 500, 'whitelist.json could not be read.'],
+  ] as const) {
+    test(`GET /api/players/whitelist answers ${status} when whitelist.json ${label}`, async () => {
+      fs.rmSync(whitelist(), { recursive: true, force: true });
+      prepare();
+      const res = await d.get('/api/players/whitelist');
+      assert.equal(res.status, status);
+      assertCommonHeaders(res.headers);
+      assert.deepEqual(res.json, { ok: false, error });
+    });
+  }
+});
+
+// ---- GET /api/logs/latest and /api/logs/snapshot (spec: Log tail; decisions.md: lines) ----
+
+describe('GET /api/logs/latest and GET /api/logs/snapshot', () => {
+  const defer = cleanupStack();
+  let host: Host;
+  let d: Daemon;
+  before(async () => { host = await makeSandbox(defer); d = await startDaemon(host, defer); });
+  const latest = () => serverFile(host, 'logs/latest.log');
+  const numbered = (n: number) => Array.from({ length: n }, (_, i) => `line ${i + 1}`);
+  const tail = async (route: string, query = '', options: Options = {}) => {
+    const res = await d.get(`${route}${query}`, options);
+    assertCommonHeaders(res.headers);
+    return res;
+  };
+
+  for (const [route, file, fileOf] of [
+    ['/api/logs/latest', 'latest.log', () => latest()],
+    ['/api/logs/snapshot', '/var/log/gameserver_snapshot.log', () => host.snapshotLog],
+  ] as const) {
+    test(`GET ${route} answers the last 200 lines by default, oldest first, with file ${file}`, async () => {
+      fs.mkdirSync(path.dirname(fileOf()), { recursive: true });
+      fs.writeFileSync(fileOf(), numbered(300).join('\n') + '\n');
+      const res = await tail(route);
+      assert.equal(res.status, 200);
+      assert.deepEqual(res.json, { ok: true, file, lines: numbered(300).slice(100) });
+    });
+
+    test(`GET ${route}?lines=5 answers the last 5 lines and lines=5000 the last 2000`, async () => {
+      fs.writeFileSync(fileOf(), numbered(2500).join('\n') + '\n');
+      assert.deepEqual((await tail(route, '?lines=5')).json, { ok: true, file, lines: numbered(2500).slice(-5) });
+      const clamped = await tail(route, '?lines=5000');
+      assert.equal(clamped.status, 200);
+      assert.deepEqual(clamped.json, { ok: true, file, lines: numbered(2500).slice(-2000) });
+    });
+
+    for (const query of ['?lines=0', '?lines=-1', '?lines=1.5', '?lines=abc', '?lines=', '?lines', '?lines=5&lines=6']) {
+      test(`GET ${route}${query} answers 400`, async () => {
+        const res = await tail(route, query);
+        assert.equal(res.status, 400);
+        assert.deepEqual(res.json, { ok: false, error: MSG.lines });
+      });
+    }
+
+    test(`GET ${route} masks IPv4 and IPv6 addresses unless the valid key is sent`, async () => {
+      const stored = [`${P}Alex[/198.51.100.7:53120] logged in with entity id 212 at (12.5, 71.0, -40.5)`, `${P}Bob[/[2001:db8:0:0:0:0:0:7]:50122] logged in with entity id 213 at (1.5, 64.0, 2.5)`];
+      fs.writeFileSync(fileOf(), stored.join('\n') + '\n');
+      const masked = [`${P}Alex[/<ip>:53120] logged in with entity id 212 at (12.5, 71.0, -40.5)`, `${P}Bob[/[<ip>]:50122] logged in with entity id 213 at (1.5, 64.0, 2.5)`];
+      assert.deepEqual((await tail(route)).json, { ok: true, file, lines: masked });
+      assert.deepEqual((await tail(route, '', { key: 'wrong' })).json, { ok: true, file, lines: masked });
+      assert.deepEqual((await tail(route, '', { key: KEY })).json, { ok: true, file, lines: stored });
+    });
+  }
+
+  const long = `${P}${'é✓<>x'.repeat(30_000)}`;   // 270 000 bytes
+  for (const [rule, content, expected] of [
+    ['lines longer than a 64 KiB block', `first\n${long}\nlast\n`, ['first', long, 'last']],
+    ['a last line without a newline', 'a\nb\nc', ['a', 'b', 'c']],
+    ['CRLF line ends', 'a\r\nb\r\nc\r\n', ['a', 'b', 'c']],
+    ['invalid UTF-8, decoded leniently', Buffer.from([0x61, 0x0a, 0x62, 0xff, 0xc3, 0x28, 0x0a]), ['a', Buffer.from([0x62, 0xff, 0xc3, 0x28]).toString('utf8')]],
+  ] as const) {
+    test(`GET /api/logs/latest reads ${rule}`, async () => {
+      fs.writeFileSync(latest(), content);
+      const res = await tail('/api/logs/latest');
+      assert.equal(res.status, 200);
+      assert.deepEqual(res.json, { ok: true, file: 'latest.log', lines: expected });
+    });
+  }
+
+  test('GET /api/logs/latest follows a file that grows or is replaced between requests', async () => {
+    fs.writeFileSync(latest(), 'one\ntwo\n');
+    assert.deepEqual((await tail('/api/logs/latest', '?lines=2')).json.lines, ['one', 'two']);
+    fs.appendFileSync(latest(), 'three\n');
+    assert.deepEqual((await tail('/api/logs/latest', '?lines=2')).json.lines, ['two', 'three']);
+    fs.writeFileSync(`${latest()}.new`, 'fresh\n');
+    fs.renameSync(`${latest()}.new`, latest());
+    assert.deepEqual((await tail('/api/logs/latest', '?lines=2')).json.lines, ['fresh']);
+    fs.writeFileSync(latest(), 'ab\n');   // same inode, shorter
+    assert.deepEqual((await tail('/api/logs/latest', '?lines=2')).json.lines, ['ab']);
+  });
+
+  for (const [route, fileOf, error] of [
+    ['/api/logs/latest', () => latest(), 'latest.log not found'],
+    ['/api/logs/snapshot', () => host.snapshotLog, 'gameserver_snapshot.log not found'],
+  ] as const) {
+    test(`GET ${route} answers 404 when the file is missing and 500 when it cannot be read`, async () => {
+      fs.rmSync(fileOf(), { recursive: true, force: true });
+      const missing = await tail(route);
+      assert.equal(missing.status, 404);
+      assert.deepEqual(missing.json, { ok: false, error });
+      fs.mkdirSync(fileOf());
+      const unreadable = await tail(route);
+      assert.equal(unreadable.status, 500);
+      assert.deepEqual(unreadable.json, { ok: false, error: `${path.basename(fileOf())} could not be read.` });
+      fs.rmSync(fileOf(), { recursive: true, force: true });
+    });
+  }
+});
+
+// ---- GET /api/backups (spec: Backup list; decisions.md: sizes) ----
+
+describe('GET /api/backups', () => {
+  const defer = cleanupStack();
+  let host: Host;
+  let d: Daemon;
+  before(async () => { host = await makeSandbox(defer); d = await startDaemon(host, defer); });
+  const put = (name: string, bytes: number, iso: string) => {
+    fs.writeFileSync(path.join(host.backupDir, name), Buffer.alloc(bytes, 1));
+    fs.utimesSync(path.join(host.backupDir, name), new Date(iso), new Date(iso));
+  };
+
+  test('GET /api/backups lists .tar.gz files only, newest first, with type, size, bytes and created', async () => {
+    for (const name of fs.readdirSync(host.backupDir)) fs.rmSync(path.join(host.backupDir, name), { recursive: true });
+    put('gameserver_backup_2025-02-01.tar.gz', 1536, '2025-02-01T03:00:00Z');
+    put('snapshot_2025-03-01_12-00-00.tar.gz', 512, '2025-03-01T12:00:00Z');
+    put('restore_undo_2025-01-15.tar.gz', 5 * 1024 ** 2 + 512 * 1024, '2025-01-15T08:30:00Z');
+    put('world-old.tar.gz', 0, '2024-12-24T18:00:00Z');
+    put('notes.txt', 10, '2025-04-01T00:00:00Z');
+    put('snapshot_2025-04-01.tar.gz.part', 10, '2025-04-01T00:00:00Z');
+    put('snapshot_2025-04-02.zip', 10, '2025-04-02T00:00:00Z');
+    const res = await d.get('/api/backups');
+    assert.equal(res.status, 200);
+    assertCommonHeaders(res.headers);
+    assert.deepEqual(res.json, {
+      ok: true, count: 4, backups: [
+        { name: 'snapshot_2025-03-01_12-00-00.tar.gz', type: 'snapshot', size: '512.00 B', bytes: 512, created: '2025-03-01T12:00:00.000Z' },
+        { name: 'gameserver_backup_2025-02-01.tar.gz', type: 'full_backup', size: '1.50 KB', bytes: 1536, created: '2025-02-01T03:00:00.000Z' },
+        { name: 'restore_undo_2025-01-15.tar.gz', type: 'restore_undo', size: '5.50 MB', bytes: 5 * 1024 ** 2 + 512 * 1024, created: '2025-01-15T08:30:00.000Z' },
+        { name: 'world-old.tar.gz', type: 'archive', size: '0.00 B', bytes: 0, created: '2024-12-24T18:00:00.000Z' },
+      ],
+    });
+  });
+
+  test('GET /api/backups shows a new or removed archive on the very next request', async () => {
+    put('snapshot_2025-05-01.tar.gz', 2048, '2025-05-01T00:00:00Z');
+    const added = await d.get('/api/backups');
+    assert.equal(added.json.count, 5);
+    assert.deepEqual(added.json.backups[0], { name: 'snapshot_2025-05-01.tar.gz', type: 'snapshot', size: '2.00 KB', bytes: 2048, created: '2025-05-01T00:00:00.000Z' });
+    fs.rmSync(path.join(host.backupDir, 'snapshot_2025-05-01.tar.gz'));
+    fs.rmSync(path.join(host.backupDir, 'world-old.tar.gz'));
+    const removed = await d.get('/api/backups');
+    assert.deepEqual(removed.json.backups.map((b: { name: string }) => b.name),
+      ['snapshot_2025-03-01_12-00-00.tar.gz', 'gameserver_backup_2025-02-01.tar.gz', 'restore_undo_2025-01-15.tar.gz']);
+    assert.equal(removed.json.count, 3);
+  });
+
+  test('GET /api/backups answers an empty list for an empty folder and 404 naming the folder when it is missing', async () => {
+    for (const name of fs.readdirSync(host.backupDir)) fs.rmSync(path.join(host.backupDir, name), { recursive: true });
+    assert.deepEqual((await d.get('/api/backups')).json, { ok: true, count: 0, backups: [] });
+    fs.rmSync(host.backupDir, { recursive: true });
+    const res = await d.get('/api/backups');
+    assert.equal(res.status, 404);
+    assertCommonHeaders(res.headers);
+    assert.deepEqual(res.json, { ok: false, error: `${path.basename(host.backupDir)} not found` });
+    fs.mkdirSync(host.backupDir);
+  });
+});
+
+// ---- GET /api/properties (spec: Server properties; decisions.md: secrets) ----
+
+describe('GET /api/properties', () => {
+  const defer = cleanupStack();
+  let host: Host;
+  let d: Daemon;
+  before(async () => { host = await makeSandbox(defer); d = await startDaemon(host, defer); });
+  const properties = () => serverFile(host, 'server.properties');
+  const stored = '#Minecraft server properties\n#Sat Mar 08 14:22:51 UTC 2025\nlevel-type=minecraft\\:normal\nmotd=\\u00A76Welcome\\!\n' +
+    'rcon.password=hunter2\nmanagement-server-secret=m-secret\ndb-password=pw\nsome.secret=s\npasswordless=true\nonline-mode=false\n';
+  const values = {
+    'level-type': 'minecraft:normal', motd: '§6Welcome!', 'rcon.password': 'hunter2', 'management-server-secret': 'm-secret',
+    'db-password': 'pw', 'some.secret': 's', passwordless: 'true', 'online-mode': 'false',
+  };
+  const redacted = { ...values, 'rcon.password': '<redacted>', 'management-server-secret': '<redacted>', 'db-password': '<redacted>', 'some.secret': '<redacted>' };
+
+  test('GET /api/properties answers the parsed map with secrets redacted, also for a wrong key', async () => {
+    fs.writeFileSync(properties(), stored);
+    for (const key of [undefined, 'wrong']) {
+      const res = await d.get('/api/properties', key === undefined ? {} : { key });
+      assert.equal(res.status, 200);
+      assertCommonHeaders(res.headers);
+      assert.deepEqual(res.json, { ok: true, properties: redacted });
+    }
+  });
+
+  test('GET /api/properties reveals the stored values to the valid key', async () => {
+    const res = await d.get('/api/properties', { key: KEY });
+    assert.equal(res.status, 200);
+    assert.deepEqual(res.json, { ok: true, properties: values });
+  });
+
+  test('GET /api/properties shows a change of server.properties on the very next request', async () => {
+    fs.writeFileSync(properties(), 'motd=AAAA\n');
+    assert.deepEqual((await d.get('/api/properties')).json, { ok: true, properties: { motd: 'AAAA' } });
+    fs.writeFileSync(properties(), 'motd=BBBB\n');
+    assert.deepEqual((await d.get('/api/properties')).json, { ok: true, properties: { motd: 'BBBB' } });
+  });
+
+  test('GET /api/properties answers 404 when server.properties is missing and 500 when it cannot be read', async () => {
+    fs.rmSync(properties());
+    const missing = await d.get('/api/properties');
+    assert.equal(missing.status, 404);
+    assertCommonHeaders(missing.headers);
+    assert.deepEqual(missing.json, { ok: false, error: 'server.properties not found' });
+    fs.mkdirSync(properties());
+    const unreadable = await d.get('/api/properties');
+    assert.equal(unreadable.status, 500);
+    assertCommonHeaders(unreadable.headers);
+    assert.deepEqual(unreadable.json, { ok: false, error: 'server.properties could not be read.' });
+    fs.rmSync(properties(), { recursive: true });
+  });
+});
+
+// ---- Authentication (spec: Authentication; decisions.md: order of checks 503 → 401 → 400) ----
+
+const WRITE_ROUTES = ['/api/server/start', '/api/server/stop', '/api/server/restart', '/api/command', '/api/whitelist/add', '/api/whitelist/remove', '/api/backup'];
+
+describe('authentication of write routes', () => {
+  const defer = cleanupStack();
+  let host: Host;
+  let keyed: Daemon;
+  let unset: Daemon;
+  let empty: Daemon;
+  before(async () => {
+    host = await makeSandbox(defer);
+    [keyed, unset, empty] = await Promise.all([startDaemon(host, defer), startDaemon(host, defer, { API_KEY: null }), startDaemon(host, defer, { API_KEY: '' })]);
+  });
+
+  for (const route of WRITE_ROUTES) {
+    test(`POST ${route} answers 503 before 401 and 400 when API_KEY is unset`, async () => {
+      for (const key of [undefined, KEY, '']) {
+        const res = await unset.post(route, '[not json', key === undefined ? {} : { key });
+        assert.equal(res.status, 503);
+        assertCommonHeaders(res.headers);
+        assert.deepEqual(res.json, { ok: false, error: MSG.disabled });
+      }
+    });
+
+    test(`POST ${route} answers 401 before 400 without the key or with a wrong one`, async () => {
+      for (const key of [undefined, '', 'wrong', KEY.toUpperCase(), KEY.toLowerCase(), `${KEY}x`, KEY.slice(0, -1)]) {
+        if (key === KEY) continue;
+        const res = await keyed.post(route, '[not json', key === undefined ? {} : { key });
+        assert.equal(res.status, 401, `key ${JSON.stringify(key)}`);
+        assertCommonHeaders(res.headers);
+        assert.deepEqual(res.json, { ok: false, error: MSG.unauthorized });
+      }
+    });
+  }
+
+  test('POST /api/command answers 503 when API_KEY is empty, an empty X-API-Key header included', async () => {
+    for (const key of [undefined, '', KEY]) {
+      const res = await empty.post('/api/command', { command: 'say hi' }, key === undefined ? {} : { key });
+      assert.equal(res.status, 503);
+      assert.deepEqual(res.json, { ok: false, error: MSG.disabled });
+    }
+  });
+
+  test('POST /api/command with the valid key reaches the body check (400)', async () => {
+    const res = await keyed.post('/api/command', '[not json', { key: KEY });
+    assert.equal(res.status, 400);
+    assert.deepEqual(res.json, { ok: false, error: MSG.notObject });
+  });
+
+  test('POST /api/server/start refused with 401 or 503 runs no serv', async () => {
+    assert.deepEqual(servCalls(host), []);
+  });
+
+  test('GET /api/status needs no key, also when writes are disabled', async () => {
+    for (const d of [keyed, unset, empty]) assert.deepEqual((await d.get('/api/status')).json, { ok: true, online: false });
+  });
+});
+
+// ---- Start, stop, restart, backup (spec: Write endpoints rule 1; decisions.md: serv) ----
+
+describe('POST /api/server/* and POST /api/backup', () => {
+  const defer = cleanupStack();
+  let host: Host;
+  let d: Daemon;
+  before(async () => {
+    host = await makeSandbox(defer);
+    fs.writeFileSync(path.join(host.controlDir, 'serv-hold-seconds'), '120\n');
+    samples = fs.readdirSync(host.backupDir);
+    d = await startDaemon(host, defer);
+  });
+  let samples: string[] = [];
+  const servPids: number[] = [];
+
+  for (const [route, argv, message] of [
+    ['/api/server/start', ['start'], 'Server start command issued.'],
+    ['/api/server/stop', ['stop'], 'Server stop command issued.'],
+    ['/api/server/restart', ['restart'], 'Server restart command issued.'],
+    ['/api/backup', ['backup', '-s'], 'Backup triggered. Check /api/backups shortly.'],
+  ] as const) {
+    test(`POST ${route} issues serv ${argv.join(' ')} without API_KEY and answers while serv still runs`, async () => {
+      const before = servCalls(host).length;
+      const res = await d.post(route, undefined, { key: KEY });
+      assert.equal(res.status, 200);
+      assertCommonHeaders(res.headers);
+      assert.deepEqual(res.json, { ok: true, message });
+      const call = (await waitFor(() => servCalls(host)[before]));
+      assert.deepEqual({ argv: call.argv, apiKeyInEnv: call.apiKeyInEnv }, { argv: [...argv], apiKeyInEnv: false });
+      assert.equal(servCalls(host).length, before + 1);
+      assert.ok(isAlive(call.pid), `serv ${call.pid} still runs (it holds for 120 s)`);
+      assert.notEqual(procStat(call.pid).pgrp, procStat(d.child.pid!).pgrp, 'serv runs in its own process group');
+      // once serv holds (exec sleep: same pid), no redirection of its own (`2>/dev/null`) is in effect any more
+      await waitFor(() => readOr(`/proc/${call.pid}/comm`).toString() === 'sleep\n');
+      for (const fd of [1, 2]) {   // serv writes to the daemon's own stdout/stderr, not to a pipe the daemon reads
+        assert.equal(fs.readlinkSync(`/proc/${call.pid}/fd/${fd}`), fs.readlinkSync(`/proc/${d.child.pid}/fd/${fd}`));
+      }
+      servPids.push(call.pid);
+      if (route === '/api/server/start') {
+        const [gamePid] = await waitFor(() => findGamePids(host.serverDir).length === 1 && findGamePids(host.serverDir));
+        const environ = fs.readFileSync(`/proc/${gamePid}/environ`, 'utf8').split('\0');
+        assert.ok(!environ.some((v) => v.startsWith('API_KEY=')), 'the game server started by serv has no API_KEY');
+      }
+    });
+  }
+
+  test('POST /api/backup answers 409 while the backup it launched runs, and 200 once it ended', async () => {
+    const backup = servCalls(host).find((c) => c.argv[0] === 'backup');
+    assert.ok(backup && isAlive(backup.pid));
+    const count = servCalls(host).length;
+    const res = await d.post('/api/backup', undefined, { key: KEY });
+    assert.equal(res.status, 409);
+    assertCommonHeaders(res.headers);
+    assert.deepEqual(res.json, { ok: false, error: MSG.backupRunning });
+    assert.equal(servCalls(host).length, count);
+    const archive = await waitFor(() => fs.readdirSync(host.backupDir).find((n) => /^snapshot_.*\.tar\.gz$/.test(n) && !samples.includes(n)));
+    const listed = await d.get('/api/backups');
+    assert.equal(listed.json.backups.find((b: { name: string }) => b.name === archive)?.type, 'snapshot');
+    process.kill(backup.pid, 'SIGKILL');
+    await waitFor(() => !isAlive(backup.pid));
+    const again = await waitFor(async () => {
+      const r = await d.post('/api/backup', undefined, { key: KEY });
+      return r.status === 409 ? undefined : r;
+    });
+    assert.equal(again.status, 200);
+    servPids.push((await waitFor(() => servCalls(host)[count])).pid);
+  });
+
+  test('POST /api/server/start|stop|restart each print one log line: time, client address, method, path, status, outcome', () => {
+    for (const route of ['/api/server/start', '/api/server/stop', '/api/server/restart']) {
+      const pattern = new RegExp(`^\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\d(\\.\\d+)?Z \\S+ POST ${route.replace(/\//g, '\\/')} 200 \\S.*$`);
+      assert.equal(d.stdout().split('\n').filter((line) => pattern.test(line)).length, 1, `${route} in ${d.stdout()}`);
+    }
+  });
+
+  test('POST /api/server/* leaves every serv it started running when the daemon exits 0 on SIGTERM', async () => {
+    assert.deepEqual(await d.stop('SIGTERM'), { code: 0, signal: null });
+    assert.equal(servPids.length, 5);
+    for (const pid of servPids.filter((p) => p !== servCalls(host).find((c) => c.argv[0] === 'backup')?.pid)) {
+      assert.ok(isAlive(pid), `serv ${pid} outlives the daemon`);
+    }
+    assert.ok(!d.stdout().includes(KEY) && !d.stderr().includes(KEY));
+  });
+
+  test('POST /api/server/start answers 500 when SERV_BIN cannot be started, and the daemon keeps serving', async () => {
+    const broken = await startDaemon(host, defer, { SERV_BIN: path.join(host.root, 'no-such-serv') });
+    const res = await broken.post('/api/server/start', undefined, { key: KEY });
+    assert.equal(res.status, 500);
+    assertCommonHeaders(res.headers);
+    assert.deepEqual(res.json, { ok: false, error: 'Internal server error' });
+    assert.equal((await broken.get('/api')).status, 200);
+    assert.match(broken.stdout() + broken.stderr(), /ENOENT/);
+  });
+});
+
+// ---- POST /api/command (spec: Write endpoints rule 1; decisions.md: command, console delivery, bodies) ----
+
+describe('POST /api/command', () => {
+  const defer = cleanupStack();
+  let host: Host;
+  let d: Daemon;
+  before(async () => {
+    host = await makeSandbox(defer);
+    await host.startGame();
+    d = await startDaemon(host, defer);
+  });
+  const mark = () => consoleBytes(host).length;
+
+  for (const command of ['say hello world', 'C-c', 'Enter', '-t x', 'say 50% #1 "quoted" \'single\' ~user *? !', 'say héllo ✓',
+    `say ${'0123456789'.repeat(99)}012345`]) {
+    test(`POST /api/command delivers ${JSON.stringify(command.slice(0, 50))} (${command.length} characters) byte for byte, then Enter`, async () => {
+      const start = mark();
+      const res = await d.post('/api/command', { command }, { key: KEY });
+      assert.equal(res.status, 200);
+      assertCommonHeaders(res.headers);
+      assert.deepEqual(res.json, { ok: true, message: `Command sent: ${command}` });
+      assert.equal(await consoleSince(host, start, `${command}\n`), `${command}\n`);
+    });
+  }
+
+  test('POST /api/command trims outer spaces and sends, checks and echoes what remains', async () => {
+    const start = mark();
+    const res = await d.post('/api/command', { command: '   say trimmed  ' }, { key: KEY });
+    assert.deepEqual([res.status, res.json], [200, { ok: true, message: 'Command sent: say trimmed' }]);
+    assert.equal(await consoleSince(host, start, 'say trimmed\n'), 'say trimmed\n');
+  });
+
+  const refusals: Array<[string, unknown, string]> = [
+    ...[...FORBIDDEN, ...CONTROL].map((ch): [string, unknown, string] => [`refuses ${JSON.stringify(ch)}`, `say a${ch}b`, MSG.commandChars]),
+    ['refuses #{pane_id} (braces)', 'say #{pane_id}', MSG.commandChars],
+    ['refuses a newline that would start a second command', 'say hi\ntouch /tmp/x', MSG.commandChars],
+    ['refuses 1001 characters', `say ${'x'.repeat(997)}`, MSG.commandLength],
+    ['refuses an empty command', '', MSG.commandLength],
+    ['refuses a command of spaces only', '    ', MSG.commandLength],
+    ['refuses a missing command', undefined, MSG.commandRequired],
+    ['refuses a number', 42, MSG.commandRequired],
+    ['refuses null', null, MSG.commandRequired],
+  ];
+  for (const [rule, command, error] of refusals) {
+    test(`POST /api/command ${rule} with 400 and sends nothing`, async () => {
+      const start = mark();
+      const res = await d.post('/api/command', command === undefined ? { other: 'x' } : { command }, { key: KEY });
+      assert.equal(res.status, 400);
+      assertCommonHeaders(res.headers);
+      assert.deepEqual(res.json, { ok: false, error });
+      await assertNothingSentSince(d, host, start);
+    });
+  }
+
+  for (const [label, body] of [['not JSON', 'say hi'], ['an array', '["say hi"]'], ['null', 'null'], ['a number', '42'], ['a string', '"say hi"'], ['empty', '']] as const) {
+    test(`POST /api/command answers 400 for a body that is ${label}`, async () => {
+      const start = mark();
+      const res = await d.post('/api/command', body, { key: KEY });
+      assert.equal(res.status, 400);
+      assertCommonHeaders(res.headers);
+      assert.deepEqual(res.json, { ok: false, error: MSG.notObject });
+      await assertNothingSentSince(d, host, start);
+    });
+  }
+
+  test('POST /api/command reads the body as JSON whatever its Content-Type, and ignores unknown fields', async () => {
+    const start = mark();
+    const form = await d.post('/api/command', '{"command":"say form","extra":[1]}', { key: KEY, headers: { 'Content-Type': 'application/x-www-form-urlencoded' } });
+    assert.deepEqual([form.status, form.json], [200, { ok: true, message: 'Command sent: say form' }]);
+    assert.equal(await consoleSince(host, start, 'say form\n'), 'say form\n');
+  });
+
+  const bodyOf = (bytes: number, command: string) => {
+    const head = `{"command":"${command}","pad":"`;
+    return Buffer.from(head + 'p'.repeat(bytes - head.length - 2) + '"}');
+  };
+
+  test('POST /api/command accepts a body of exactly 16384 bytes', async () => {
+    const start = mark();
+    const res = await d.post('/api/command', bodyOf(16_384, 'say at the limit'), { key: KEY });
+    assert.deepEqual([res.status, res.json], [200, { ok: true, message: 'Command sent: say at the limit' }]);
+    assert.equal(await consoleSince(host, start, 'say at the limit\n'), 'say at the limit\n');
+  });
+
+  test('POST /api/command answers 413 with Connection: close for a Content-Length over 16 KiB', async () => {
+    const start = mark();
+    // keep-alive asked for: only the daemon's own Connection: close ends the connection
+    const res = await d.post('/api/command', bodyOf(16_385, 'say too large'), { key: KEY, headers: { Connection: 'keep-alive' } });
+    assert.equal(res.status, 413);
+    assertCommonHeaders(res.headers);
+    assert.equal(res.headers.connection, 'close');
+    assert.deepEqual(res.json, { ok: false, error: MSG.tooLarge });
+    await assertNothingSentSince(d, host, start);
+  });
+
+  test('POST /api/command answers 413 for a chunked body over 16 KiB', async () => {
+    const start = mark();
+    const body = bodyOf(20_000, 'say chunked');
+    const chunks = [body.subarray(0, 8000), body.subarray(8000, 16_000), body.subarray(16_000)];
+    const res = await d.post('/api/command', chunks, { key: KEY, headers: { Connection: 'keep-alive' } });
+    assert.equal(res.status, 413);
+    assertCommonHeaders(res.headers);
+    assert.equal(res.headers.connection, 'close');
+    assert.deepEqual(res.json, { ok: false, error: MSG.tooLarge });
+    await assertNothingSentSince(d, host, start);
+  });
+});
+
+// ---- Console availability (decisions.md: console delivery; a console command must never reach a shell) ----
+
+describe('POST /api/command when the console is not the game', () => {
+  const defer = cleanupStack();
+  let host: Host;
+  let d: Daemon;
+  let game = 0;
+  let markers = 0;
+  before(async () => {
+    host = await makeSandbox(defer);
+    await host.startShell();
+    d = await startDaemon(host, defer);
+  });
+  /** `touch <marker>` through the daemon must not create the marker; a sentinel typed into the shell proves the order. */
+  const assertTouchRefused = async (status: number, error: (e: string) => boolean) => {
+    const marker = path.join(host.root, `marker-${++markers}`);
+    const res = await d.post('/api/command', { command: `touch ${marker}` }, { key: KEY });
+    assert.equal(res.status, status);
+    assertCommonHeaders(res.headers);
+    assert.deepEqual(Object.keys(res.json), ['ok', 'error']);
+    assert.equal(res.json.ok, false);
+    assert.ok(error(res.json.error), res.json.error);
+    const sentinel = `${marker}-sentinel`;
+    await typeIntoPane(host, `touch ${sentinel}`);
+    await waitFor(() => fs.existsSync(sentinel));
+    assert.equal(fs.existsSync(marker), false, 'the command reached the shell');
+  };
+  const stopped = () => procStat(game).state === 'T';
+  const foreground = () => procStat(game).tpgid === procStat(game).pgrp;
+
+  test('POST /api/command answers 409 when the pane shows a shell and no game server runs', async () => {
+    await assertTouchRefused(409, (e) => e === MSG.notRunning);
+  });
+
+  test('POST /api/command delivers to a game server that is the foreground job of the pane\'s shell', async () => {
+    await typeIntoPane(host, `${host.binDir}/java -Dgameserver.console=${host.consoleRecord} -jar server.jar nogui`);
+    [game] = await waitFor(() => findGamePids(host.serverDir).length === 1 && findGamePids(host.serverDir));
+    await waitFor(foreground);
+    const start = consoleBytes(host).length;
+    const res = await d.post('/api/command', { command: 'say in the foreground' }, { key: KEY });
+    assert.deepEqual([res.status, res.json], [200, { ok: true, message: 'Command sent: say in the foreground' }]);
+    assert.equal(await consoleSince(host, start, 'say in the foreground\n'), 'say in the foreground\n');
+  });
+
+  test('POST /api/command answers 503 when the game server is suspended (Ctrl-Z)', async () => {
+    await host.tmux('send-keys', '-t', `=${host.tmuxSession}:`, 'C-z');
+    await waitFor(() => stopped() && !foreground());
+    await assertTouchRefused(503, (e) => e.startsWith(MSG.consolePrefix));
+  });
+
+  test('POST /api/command answers 503 when the game server is a background job of the pane\'s shell', async () => {
+    await typeIntoPane(host, 'bg');
+    await waitFor(() => !foreground() && isAlive(game));
+    await assertTouchRefused(503, (e) => e.startsWith(MSG.consolePrefix));
+  });
+
+  test('POST /api/command answers 409 once the game server is gone and its pane shows the shell again', async () => {
+    await typeIntoPane(host, 'fg');
+    await waitFor(foreground);
+    const res = await d.post('/api/command', { command: 'stop' }, { key: KEY });
+    assert.equal(res.status, 200);
+    await waitFor(() => !isAlive(game));
+    await assertTouchRefused(409, (e) => e === MSG.notRunning);
+  });
+
+  test('POST /api/command answers 503 when the game server runs outside any tmux session', async () => {
+    const bare = await makeSandbox(defer);
+    const child = spawn(path.join(bare.binDir, 'java'), [`-Dgameserver.console=${bare.consoleRecord}`, '-jar', 'server.jar', 'nogui'],
+      { cwd: bare.serverDir, env: bare.daemonEnv(), stdio: ['pipe', 'ignore', 'ignore'] });
+    defer(() => { if (child.pid && isAlive(child.pid)) process.kill(child.pid, 'SIGKILL'); });
+    await waitFor(() => findGamePids(bare.serverDir).length === 1);
+    const outside = await startDaemon(bare, defer);
+    const res = await outside.post('/api/command', { command: 'say nobody hears this' }, { key: KEY });
+    assert.equal(res.status, 503);
+    assert.ok(res.json.error.startsWith(MSG.consolePrefix), res.json.error);
+    assert.deepEqual(Object.keys(res.json), ['ok', 'error']);
+    assert.equal(consoleBytes(bare).length, 0);
+  });
+});
+
+// ---- POST /api/whitelist/add|remove (spec: Write endpoints; decisions.md: whitelist add/remove) ----
+
+describe('POST /api/whitelist/add and /remove while the game server runs', () => {
+  const defer = cleanupStack();
+  let host: Host;
+  let d: Daemon;
+  before(async () => {
+    host = await makeSandbox(defer, { onlineMode: false });
+    await host.startGame();
+    d = await startDaemon(host, defer);
+  });
+  const whitelist = () => serverFile(host, 'whitelist.json');
+  const mark = () => consoleBytes(host).length;
+
+  test('POST /api/whitelist/add answers "already on the whitelist" for another letter case and sends nothing', async () => {
+    fs.writeFileSync(whitelist(), gson([{ uuid: offlineUuid('Alex'), name: 'Alex' }]));
+    const before = fs.readFileSync(whitelist());
+    const start = mark();
+    const res = await d.post('/api/whitelist/add', { player: 'aLEX' }, { key: KEY });
+    assert.equal(res.status, 200);
+    assertCommonHeaders(res.headers);
+    assert.deepEqual(res.json, { ok: true, message: 'aLEX is already on the whitelist.' });
+    await assertNothingSentSince(d, host, start);
+    assert.deepEqual(fs.readFileSync(whitelist()), before);
+  });
+
+  test('POST /api/whitelist/remove answers "not on the whitelist" for an absent player and sends nothing', async () => {
+    const start = mark();
+    const res = await d.post('/api/whitelist/remove', { player: 'Nobody' }, { key: KEY });
+    assert.deepEqual([res.status, res.json], [200, { ok: true, message: 'Nobody is not on the whitelist.' }]);
+    await assertNothingSentSince(d, host, start);
+  });
+
+  test('POST /api/whitelist/add sends whitelist add NAME to the console', async () => {
+    const start = mark();
+    const res = await d.post('/api/whitelist/add', { player: 'Steve' }, { key: KEY });
+    assert.deepEqual([res.status, res.json], [200, { ok: true, message: 'Steve added to whitelist.' }]);
+    assert.equal(await consoleSince(host, start, 'whitelist add Steve\n'), 'whitelist add Steve\n');
+    await waitFor(() => fs.readFileSync(whitelist(), 'utf8').includes('"Steve"'));
+  });
+
+  test('POST /api/whitelist/remove sends whitelist remove NAME to the console', async () => {
+    const start = mark();
+    const res = await d.post('/api/whitelist/remove', { player: 'STEVE' }, { key: KEY });
+    assert.deepEqual([res.status, res.json], [200, { ok: true, message: 'STEVE removed from whitelist.' }]);
+    assert.equal(await consoleSince(host, start, 'whitelist remove STEVE\n'), 'whitelist remove STEVE\n');
+  });
+
+  for (const [player, error] of [['bad name', MSG.playerPattern], ['x'.repeat(17), MSG.playerPattern], ['', MSG.playerPattern], ['a;b', MSG.playerPattern],
+    [undefined, MSG.playerRequired], [7, MSG.playerRequired]] as const) {
+    for (const route of ['/api/whitelist/add', '/api/whitelist/remove']) {
+      test(`POST ${route} refuses player ${JSON.stringify(player) ?? 'missing'} with 400 and sends nothing`, async () => {
+        const start = mark();
+        const res = await d.post(route, player === undefined ? {} : { player }, { key: KEY });
+        assert.equal(res.status, 400);
+        assert.deepEqual(res.json, { ok: false, error });
+        await assertNothingSentSince(d, host, start);
+      });
+    }
+  }
+});
+
+describe('POST /api/whitelist/add and /remove while the game server is stopped, online-mode=false', () => {
+  const defer = cleanupStack();
+  let host: Host;
+  let d: Daemon;
+  const entries = [
+    { uuid: offlineUuid('Alex'), name: 'Alex' },
+    { uuid: '069a79f4-44e9-4726-a5be-fca90e38aaf5', name: 'Notch_Fan' },
+    { uuid: offlineUuid('Kai_2'), name: 'Kai_2' },
+  ];
+  before(async () => {
+    host = await makeSandbox(defer, { onlineMode: false });
+    fs.writeFileSync(serverFile(host, 'server.properties'), 'white-list=true\nonline-mode=false\n');
+    fs.writeFileSync(serverFile(host, 'whitelist.json'), gson(entries));
+    fs.chmodSync(serverFile(host, 'whitelist.json'), 0o640);
+    d = await startDaemon(host, defer);
+  });
+  const whitelist = () => serverFile(host, 'whitelist.json');
+  const stored = () => JSON.parse(fs.readFileSync(whitelist(), 'utf8')) as Array<{ uuid: string; name: string }>;
+
+  test('POST /api/whitelist/add writes the offline UUID and keeps every other entry, atomically', async () => {
+    const res = await d.post('/api/whitelist/add', { player: 'Steve' }, { key: KEY });
+    assert.equal(res.status, 200);
+    assertCommonHeaders(res.headers);
+    assert.deepEqual(res.json, { ok: true, message: 'Steve added to whitelist.' });
+    const after = stored();
+    assert.equal(after.length, 4);
+    assert.deepEqual(after.filter((e) => e.name !== 'Steve'), entries);
+    assert.deepEqual(after.find((e) => e.name === 'Steve'), { uuid: '5627dd98-e6be-3c21-b8a8-e92344183641', name: 'Steve' });
+    assert.equal(fs.statSync(whitelist()).mode & 0o777, 0o640);
+    assert.deepEqual(fs.readdirSync(host.serverDir).filter((n) => n.startsWith('whitelist.json') && n !== 'whitelist.json'), []);
+    assert.deepEqual(servCalls(host), []);
+  });
+
+  test('POST /api/whitelist/add answers "already on the whitelist" for another letter case and leaves the file as it was', async () => {
+    const before = fs.readFileSync(whitelist());
+    const res = await d.post('/api/whitelist/add', { player: 'ALEX' }, { key: KEY });
+    assert.deepEqual([res.status, res.json], [200, { ok: true, message: 'ALEX is already on the whitelist.' }]);
+    assert.deepEqual(fs.readFileSync(whitelist()), before);
+  });
+
+  test('POST /api/whitelist/remove removes the entry in any letter case and keeps every other entry', async () => {
+    const res = await d.post('/api/whitelist/remove', { player: 'alex' }, { key: KEY });
+    assert.deepEqual([res.status, res.json], [200, { ok: true, message: 'alex removed from whitelist.' }]);
+    assert.deepEqual(stored().filter((e) => e.name !== 'Steve'), entries.slice(1));
+    assert.equal(stored().length, 3);
+  });
+
+  test('POST /api/whitelist/remove answers "not on the whitelist" and leaves the file as it was', async () => {
+    const before = fs.readFileSync(whitelist());
+    const res = await d.post('/api/whitelist/remove', { player: 'Alex' }, { key: KEY });
+    assert.deepEqual([res.status, res.json], [200, { ok: true, message: 'Alex is not on the whitelist.' }]);
+    assert.deepEqual(fs.readFileSync(whitelist()), before);
+  });
+});
+
+describe('POST /api/whitelist/add while the game server is stopped, online-mode=true', () => {
+  const defer = cleanupStack();
+  let host: Host;
+  let d: Daemon;
+  before(async () => {
+    host = await makeSandbox(defer, { onlineMode: true });
+    fs.writeFileSync(serverFile(host, 'server.properties'), 'white-list=true\nonline-mode=true\n');
+    fs.writeFileSync(serverFile(host, 'whitelist.json'), gson([{ uuid: offlineUuid('Alex'), name: 'Alex' }]));
+    fs.writeFileSync(serverFile(host, 'usercache.json'), JSON.stringify([
+      { name: 'Jeb_', uuid: '853c80ef-3c37-49fd-aa49-938b674adae6', expiresOn: '2030-01-01 00:00:00 +0000' },
+    ]));
+    d = await startDaemon(host, defer);
+  });
+  const whitelist = () => serverFile(host, 'whitelist.json');
+  const stored = () => JSON.parse(fs.readFileSync(whitelist(), 'utf8')) as Array<{ uuid: string; name: string }>;
+
+  test('POST /api/whitelist/add takes UUID and letter case from usercache.json without a lookup', async () => {
+    const lookups = stubPaths.length;
+    const res = await d.post('/api/whitelist/add', { player: 'jeb_' }, { key: KEY });
+    assert.deepEqual([res.status, res.json], [200, { ok: true, message: 'jeb_ added to whitelist.' }]);
+    assert.deepEqual(stored(), [{ uuid: offlineUuid('Alex'), name: 'Alex' }, { uuid: '853c80ef-3c37-49fd-aa49-938b674adae6', name: 'Jeb_' }]);
+    assert.equal(stubPaths.length, lookups);
+  });
+
+  test('POST /api/whitelist/add takes UUID and letter case from PROFILE_LOOKUP_URL for a player usercache.json lacks', async () => {
+    const lookups = stubPaths.length;
+    const res = await d.post('/api/whitelist/add', { player: 'technoblade' }, { key: KEY });
+    assert.deepEqual([res.status, res.json], [200, { ok: true, message: 'technoblade added to whitelist.' }]);
+    assert.deepEqual(stubPaths.slice(lookups), ['/technoblade']);
+    assert.deepEqual(stored().find((e) => e.name === 'Technoblade'), { uuid: 'b876ec32-e396-476b-a115-8438d83c67d4', name: 'Technoblade' });
+    assert.equal(stored().length, 3);
+  });
+
+  for (const [player, error] of [
+    ['Nobody_Here', 'No Minecraft account is named Nobody_Here.'],   // 404
+    ['No_Content', 'No Minecraft account is named No_Content.'],     // 204
+    ['Server_Error', MSG.lookupFailed],
+    ['Bad_Json', MSG.lookupFailed],
+    ['Drop_Conn', MSG.lookupFailed],
+  ]) {
+    test(`POST /api/whitelist/add answers 502 and writes nothing when the lookup of ${player} fails`, async () => {
+      const before = fs.readFileSync(whitelist());
+      const res = await d.post('/api/whitelist/add', { player }, { key: KEY });
+      assert.equal(res.status, 502);
+      assertCommonHeaders(res.headers);
+      assert.deepEqual(res.json, { ok: false, error });
+      assert.deepEqual(fs.readFileSync(whitelist()), before);
+    });
+  }
+});
+
+// ---- Every response (decisions.md: Every response; unknown path, wrong method, OPTIONS, HEAD, parser errors) ----
+
+describe('every response', () => {
+  const defer = cleanupStack();
+  let host: Host;
+  let d: Daemon;
+  before(async () => { host = await makeSandbox(defer); d = await startDaemon(host, defer); });
+
+  for (const [method, target] of [['GET', '/nope'], ['GET', '/api/'], ['GET', '//api/status'], ['GET', '/API'], ['GET', '/api/status/x'], ['POST', '/api/nope'], ['OPTIONS', '/nope']]) {
+    test(`${method} ${target} answers 404 Not found`, async () => {
+      const res = await d.request(method, target);
+      assert.equal(res.status, 404);
+      assertCommonHeaders(res.headers);
+      assert.deepEqual(res.json, { ok: false, error: 'Not found' });
+    });
+  }
+
+  for (const [method, target, allow] of [
+    ['POST', '/api/status', 'GET, HEAD, OPTIONS'], ['DELETE', '/', 'GET, HEAD, OPTIONS'], ['PUT', '/api/logs/latest', 'GET, HEAD, OPTIONS'],
+    ['GET', '/api/server/start', 'OPTIONS, POST'], ['HEAD', '/api/command', 'OPTIONS, POST'], ['PATCH', '/api/backup', 'OPTIONS, POST'],
+  ]) {
+    test(`${method} ${target} answers 405 with Allow: ${allow}`, async () => {
+      const res = await d.request(method, target, { key: KEY });
+      assert.equal(res.status, 405);
+      assertCommonHeaders(res.headers);
+      assert.equal(res.headers.allow, allow);
+      if (method !== 'HEAD') assert.deepEqual(res.json, { ok: false, error: 'Method not allowed' });
+    });
+  }
+
+  for (const [target, methods] of [['/api/status', 'GET, HEAD, OPTIONS'], ['/', 'GET, HEAD, OPTIONS'], ['/api/command', 'OPTIONS, POST']]) {
+    test(`OPTIONS ${target} answers the 204 CORS preflight without a key`, async () => {
+      const res = await d.request('OPTIONS', target, { headers: { Origin: 'https://relay.example', 'Access-Control-Request-Method': 'POST' } });
+      assert.equal(res.status, 204);
+      assertCommonHeaders(res.headers, null);
+      assert.equal(res.headers['access-control-allow-methods'], methods);
+      assert.equal(res.headers['access-control-allow-headers'], 'Content-Type, X-API-Key');
+      assert.equal(res.headers['access-control-max-age'], '600');
+      assert.equal(res.text, '');
+    });
+  }
+
+  for (const target of ['/api', '/api/properties', '/api/players/whitelist', '/api/logs/latest?lines=3']) {
+    test(`HEAD ${target} answers GET's status and headers without a body`, async () => {
+      const get = await d.get(target);
+      const head = await d.request('HEAD', target);
+      const strip = (h: http.IncomingHttpHeaders) => { const { date: _d, connection: _c, 'keep-alive': _k, ...rest } = h; return rest; };
+      assert.equal(head.status, get.status);
+      assert.deepEqual(strip(head.headers), strip(get.headers));
+      assertCommonHeaders(head.headers, get.headers['content-type'] as string);
+      const raw = await rawRequest(d.port, `HEAD ${target} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n`, { untilClose: true });
+      assert.equal(raw.status, get.status);
+      assert.equal(raw.headers['content-length'], get.headers['content-length']);
+      assert.equal(raw.body.length, 0);
+    });
+  }
+
+  test('GET /api/status ignores a query string', async () => {
+    assert.deepEqual((await d.get('/api/status?x=1')).json, { ok: true, online: false });
+  });
+
+  for (const [rule, data, status, error] of [
+    ['answers 400 JSON to malformed HTTP', 'GARBAGE\r\n\r\n', 400, 'Bad request'],
+    ['answers 400 JSON to a malformed header line', 'GET /api HTTP/1.1\r\nHost: localhost\r\nNo colon here\r\n\r\n', 400, 'Bad request'],
+    ['answers 400 JSON to an HTTP/1.1 request without Host', 'GET /api HTTP/1.1\r\n\r\n', 400, 'Bad request'],
+    ['answers 431 JSON to headers over the size limit', `GET /api HTTP/1.1\r\nHost: localhost\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`, 431, 'Request header fields too large'],
+  ] as const) {
+    test(`GET /api ${rule}, and the daemon keeps serving`, async () => {
+      const raw = await rawRequest(d.port, data);
+      assert.equal(raw.status, status);
+      assertCommonHeaders(raw.headers);
+      assert.deepEqual(JSON.parse(raw.body.toString('utf8')), { ok: false, error });
+      assert.equal((await d.get('/api')).status, 200);
+    });
+  }
+
+  test('GET, POST, OPTIONS and HEAD responses of every kind carry the common headers (200, 400, 401, 404, 405, 413, 500, 204, HEAD)', async () => {
+    fs.rmSync(serverFile(host, 'whitelist.json'), { force: true });
+    fs.mkdirSync(serverFile(host, 'whitelist.json'));
+    const replies: Array<[Res, string | null]> = [
+      [await d.get('/api/status'), JSON_TYPE],
+      [await d.get('/api/logs/latest?lines=0'), JSON_TYPE],
+      [await d.post('/api/backup'), JSON_TYPE],
+      [await d.get('/missing'), JSON_TYPE],
+      [await d.request('PUT', '/api'), JSON_TYPE],
+      [await d.post('/api/command', 'x'.repeat(20_000), { key: KEY }), JSON_TYPE],
+      [await d.get('/api/players/whitelist'), JSON_TYPE],
+      [await d.request('OPTIONS', '/api'), null],
+      [await d.request('HEAD', '/api/status'), JSON_TYPE],
+    ];
+    assert.deepEqual(replies.map(([r]) => r.status), [200, 400, 401, 404, 405, 413, 500, 204, 200]);
+    for (const [res, type] of replies) assertCommonHeaders(res.headers, type);
+    fs.rmSync(serverFile(host, 'whitelist.json'), { recursive: true });
+  });
+});
