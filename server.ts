@@ -478,12 +478,14 @@ interface ProcStat {
 
 /** /proc/PID/stat, or undefined when the process is gone. */
 function readProcStat(pid: number): ProcStat | undefined {
-  let stat: string;
   try {
-    stat = readFileHead(`/proc/${pid}/stat`);
+    return parseProcStat(pid, readFileHead(`/proc/${pid}/stat`));
   } catch {
     return undefined;
   }
+}
+
+function parseProcStat(pid: number, stat: string): ProcStat {
   // field 2 is the name in parentheses and may itself hold spaces and `)`: split at the last `)`
   const close = stat.lastIndexOf(')');
   const fields = stat.slice(close + 2).split(' ');
@@ -499,7 +501,9 @@ function readProcStat(pid: number): ProcStat | undefined {
   };
 }
 
-let cachedGame: ProcStat | undefined;
+// The game found last, with its /proc/PID/stat kept open: a read at offset 0 gives fresh figures, and once
+// that process has exited the read fails, even when its pid number has been given to another process.
+let cachedGame: { fd: number; stat: ProcStat } | undefined;
 let lastScan = { atMs: -Infinity, lastPid: '' };
 
 /** The newest PID the kernel handed out (last field of /proc/loadavg): no fork since a scan means no new process. */
@@ -507,17 +511,28 @@ function lastCreatedPid(): string {
   return readFileHead('/proc/loadavg').trim().split(' ').pop() ?? '';
 }
 
+function rereadCachedGame(): ProcStat | undefined {
+  if (cachedGame === undefined) return undefined;
+  try {
+    const length = fs.readSync(cachedGame.fd, procBuffer, 0, procBuffer.length, 0);
+    const stat = parseProcStat(cachedGame.stat.pid, procBuffer.toString('latin1', 0, length));
+    if (length > 0 && isLiveJava(stat)) return (cachedGame.stat = stat);
+  } catch {
+    // ESRCH: the process has exited
+  }
+  fs.closeSync(cachedGame.fd);
+  cachedGame = undefined;
+  return undefined;
+}
+
 /**
  * The game server: the oldest process named `java` whose working directory is SERVER_DIR (decisions.md).
- * A found process is kept while its pid lives with the same start time; a scan that found nothing is
- * reused while no process has been created since, for a few seconds at most, unless `fresh` is asked.
+ * A found process is kept while it lives; a scan that found nothing is reused while no process has been
+ * created since, for a few seconds at most, unless `fresh` is asked.
  */
 function findGameProcess(fresh = false): ProcStat | undefined {
-  if (cachedGame !== undefined) {
-    const now = readProcStat(cachedGame.pid);
-    if (now !== undefined && now.startTicks === cachedGame.startTicks && isLiveJava(now)) return (cachedGame = now);
-    cachedGame = undefined;
-  }
+  const known = rereadCachedGame();
+  if (known !== undefined) return known;
   const lastPid = lastCreatedPid();
   if (!fresh && lastPid === lastScan.lastPid && Date.now() - lastScan.atMs < PROCESS_SCAN_REUSE_MS) return undefined;
   lastScan = { atMs: Date.now(), lastPid };
@@ -529,7 +544,18 @@ function findGameProcess(fresh = false): ProcStat | undefined {
     if (oldest !== undefined && (stat.startTicks > oldest.startTicks || (stat.startTicks === oldest.startTicks && stat.pid > oldest.pid))) continue;
     if (isInServerDir(stat.pid)) oldest = stat;
   }
-  return (cachedGame = oldest);
+  if (oldest === undefined) return undefined;
+  try {
+    cachedGame = { fd: fs.openSync(`/proc/${oldest.pid}/stat`, 'r'), stat: oldest };
+  } catch {
+    return undefined; // it exited meanwhile
+  }
+  // the pid may have been reused between the scan and the open: the start time tells
+  const now = rereadCachedGame();
+  if (now?.startTicks === oldest.startTicks) return now;
+  if (cachedGame !== undefined) fs.closeSync(cachedGame.fd);
+  cachedGame = undefined;
+  return undefined;
 }
 
 let realServerDir = '';
@@ -557,9 +583,9 @@ const fileCache = new Map<string, { signature: string; value: unknown }>();
 
 /**
  * A file parsed once and reused until it changes (a change is seen on the very next request: every call
- * stats the file). A missing file is a 404 `<name> not found`; an unreadable or unparsable one a 500.
+ * stats the file), or undefined when it does not exist. An unreadable or unparsable file is a 500.
  */
-function readParsedFile<T>(file: string, parse: (bytes: Buffer) => T): T {
+function readParsedFileIfPresent<T>(file: string, parse: (bytes: Buffer) => T): T | undefined {
   const name = path.basename(file);
   let st: fs.Stats | undefined;
   try {
@@ -567,7 +593,7 @@ function readParsedFile<T>(file: string, parse: (bytes: Buffer) => T): T {
   } catch {
     throw new HttpError(500, `${name} could not be read.`);
   }
-  if (st === undefined) throw new HttpError(404, `${name} not found`);
+  if (st === undefined) return undefined;
   const signature = statSignature(st);
   const cached = fileCache.get(file);
   if (cached?.signature === signature) return cached.value as T;
@@ -576,11 +602,18 @@ function readParsedFile<T>(file: string, parse: (bytes: Buffer) => T): T {
     if (!st.isFile() || st.size > SMALL_FILE_MAX_BYTES) throw new Error('not a small regular file');
     bytes = fs.readFileSync(file);
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new HttpError(404, `${name} not found`);
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined; // removed between stat and read
     throw new HttpError(500, `${name} could not be read.`);
   }
   const value = parse(bytes);
   fileCache.set(file, { signature, value });
+  return value;
+}
+
+/** The same for a file a route needs: a missing one is a 404 `<name> not found`. */
+function readParsedFile<T>(file: string, parse: (bytes: Buffer) => T): T {
+  const value = readParsedFileIfPresent(file, parse);
+  if (value === undefined) throw new HttpError(404, `${path.basename(file)} not found`);
   return value;
 }
 
@@ -605,11 +638,13 @@ function whitelistPath(): string {
 
 /** whitelist.json's entries, exactly as stored. */
 function readWhitelist(): WhitelistEntry[] {
-  const entries = readParsedFile(whitelistPath(), parseJsonFile('whitelist.json'));
-  if (!Array.isArray(entries) || !entries.every((e) => typeof e === 'object' && e !== null && !Array.isArray(e))) {
-    throw new HttpError(500, 'whitelist.json is not a JSON array of entries.');
-  }
-  return entries as WhitelistEntry[];
+  return readParsedFile(whitelistPath(), (bytes) => {
+    const entries = parseJsonFile('whitelist.json')(bytes);
+    if (!Array.isArray(entries) || !entries.every((e) => typeof e === 'object' && e !== null && !Array.isArray(e))) {
+      throw new HttpError(500, 'whitelist.json is not a JSON array of entries.');
+    }
+    return entries as WhitelistEntry[];
+  });
 }
 
 function readServerProperties(): Record<string, string> {
@@ -622,11 +657,13 @@ function readServerProperties(): Record<string, string> {
   });
 }
 
+let versionFiles: string[] = [];
+
 /** `currentVersion` of version_history.json; Paper builds since July 2026 keep it in `.paper/`. */
 function readGameVersion(): string | undefined {
-  for (const file of [path.join(config.serverDir, '.paper', 'version_history.json'), path.join(config.serverDir, 'version_history.json')]) {
+  for (const file of versionFiles) {
     try {
-      const history = readParsedFile(file, parseJsonFile('version_history.json')) as { currentVersion?: unknown } | null;
+      const history = readParsedFileIfPresent(file, parseJsonFile('version_history.json')) as { currentVersion?: unknown } | null | undefined;
       if (typeof history?.currentVersion === 'string') return history.currentVersion;
     } catch {
       // the spec: version is simply left out when the file is unreadable
@@ -1132,6 +1169,17 @@ interface Request {
 const json = (value: object, status = 200): Reply => ({ status, body: JSON.stringify(value) });
 const done = (message: string): Reply => json({ ok: true, message });
 
+// Replies built from a parsed file or a presence view, serialised once: they go with the value when it changes
+const replyMemo = new WeakMap<object, Map<string, Reply>>();
+
+function memoReply(source: object, variant: string, build: () => Reply): Reply {
+  const replies = replyMemo.get(source) ?? new Map<string, Reply>();
+  replyMemo.set(source, replies);
+  const reply = replies.get(variant) ?? build();
+  replies.set(variant, reply);
+  return reply;
+}
+
 function getStatus(): Reply {
   const game = findGameProcess();
   if (game === undefined) return json({ ok: true, online: false });
@@ -1151,16 +1199,18 @@ async function getOnlinePlayers(): Promise<Reply> {
   // the spec: offline means no players, and the log is not read
   if (game === undefined) return json({ ok: true, online: false, players: [] });
   const players = await readOnlinePlayers(game);
-  return json({ ok: true, online: true, count: players.length, players });
+  return memoReply(players, '', () => json({ ok: true, online: true, count: players.length, players }));
 }
 
 function getWhitelist(): Reply {
   const whitelist = readWhitelist();
-  return json({ ok: true, count: whitelist.length, whitelist });
+  return memoReply(whitelist, '', () => json({ ok: true, count: whitelist.length, whitelist }));
 }
 
 function getProperties({ req }: Request): Reply {
-  return json({ ok: true, properties: redactProperties(readServerProperties(), hasValidKey(req)) });
+  const properties = readServerProperties();
+  const reveal = hasValidKey(req);
+  return memoReply(properties, String(reveal), () => json({ ok: true, properties: redactProperties(properties, reveal) }));
 }
 
 function getBackups(): Reply {
@@ -1336,6 +1386,9 @@ function allowHeader(byMethod: Map<string, Route>): string {
   return [...methods].sort().join(', ');
 }
 
+// path → the Allow list of 405 and of the preflight, worked out once
+const allowByPath = new Map([...table].map(([pathname, byMethod]) => [pathname, allowHeader(byMethod)]));
+
 // The index never changes: serialised once
 const apiIndex: Reply = json({
   ok: true,
@@ -1372,7 +1425,7 @@ async function dispatch(req: IncomingMessage): Promise<Reply> {
   const [pathname, query] = splitTarget(req.url ?? '/');
   const byMethod = table.get(pathname);
   if (byMethod === undefined) throw new HttpError(404, 'Not found');
-  const allow = allowHeader(byMethod);
+  const allow = allowByPath.get(pathname)!;
   if (req.method === 'OPTIONS') {
     return {
       status: 204,
@@ -1499,6 +1552,7 @@ function main(argv: readonly string[]): void {
   try {
     config = readConfig(process.env, process.cwd());
     realServerDir = fs.realpathSync(config.serverDir);
+    versionFiles = [path.join(config.serverDir, '.paper', 'version_history.json'), path.join(config.serverDir, 'version_history.json')];
     if (!fs.statSync(realServerDir).isDirectory()) throw new Error('not a directory');
   } catch (err) {
     if (err instanceof ConfigError) process.stderr.write(`${err.message}\n`);

@@ -314,13 +314,14 @@ export async function createHost(options: HostOptions = {}): Promise<Host> {
   const newSession = (command: string[]) =>
     tmux('-f', '/dev/null', 'new-session', '-d', '-s', TMUX_SESSION, '-c', paths.serverDir, '-x', '200', '-y', '50', '--', ...command);
 
-  // The Done line is read through the game's own open descriptor of latest.log: before the game rolls it,
-  // the path still names the previous run's file, which has a Done line of its own.
+  // The Done line is read through the game's own descriptor of latest.log opened for writing: while the game
+  // rolls the previous run's file it holds that one open for reading, and it has a Done line of its own.
   function hasLoggedDone(pid: number): boolean {
     const latestLog = path.join(paths.serverDir, 'logs', 'latest.log');
     for (const fd of fs.readdirSync(`/proc/${pid}/fd`)) {
       const target = fs.readlinkSync(`/proc/${pid}/fd/${fd}`);
-      if (target === latestLog) return fs.readFileSync(`/proc/${pid}/fd/${fd}`, 'utf8').includes('] [Server thread/INFO]: Done (');
+      const flags = parseInt(/^flags:\s+([0-7]+)/m.exec(fs.readFileSync(`/proc/${pid}/fdinfo/${fd}`, 'utf8'))?.[1] ?? '0', 8);
+      if (target === latestLog && (flags & 3) !== 0) return fs.readFileSync(`/proc/${pid}/fd/${fd}`, 'utf8').includes('] [Server thread/INFO]: Done (');
     }
     return false;
   }
