@@ -24,8 +24,10 @@ const MAX_BODY_BYTES = 16 * 1024;
 const LINES_DEFAULT = 200;
 const LINES_MAX = 2_000;
 const COMMAND_MAX_CHARS = 1_000;
-const TAIL_BLOCK_BYTES = 64 * 1024;
+const TAIL_FIRST_BLOCK_BYTES = 16 * 1024; // then doubling: 200 lines take one read, 2000 a few
+const TAIL_BLOCK_MAX_BYTES = 1024 * 1024;
 const TAIL_MAX_BYTES = 16 * 1024 * 1024; // a tail never reads more than this, however long the lines
+const TAIL_REPLIES_KEPT = 4;
 const PRESENCE_CHUNK_BYTES = 1024 * 1024; // also the longest line presence looks at: no event line is near it
 const ARCHIVE_MAX_FILES = 8;
 const ARCHIVE_MAX_BYTES = 64 * 1024 * 1024; // decompressed, per archive
@@ -315,20 +317,26 @@ export function scanPresence(text: string, players: Set<string> = new Set()): Se
   return players;
 }
 
-const IPV6_FULL = /(?<![\w:.])(?:[0-9A-Fa-f]{1,4}:){7}[0-9A-Fa-f]{1,4}(?![\w:])/g;
+const IPV6_MAPPED_IPV4 = /(?<![\w:.])::ffff:(?:\d{1,3}\.){3}\d{1,3}(?![\w.])/gi;
+const IPV6_FULL = /(?<![\w:.])(?:[0-9A-Fa-f]{1,4}:){7}[0-9A-Fa-f]{1,4}(?![\w:.])/g;
 // compressed forms always hold `::`, which no time of day (`12:00:00`) or Java method reference (`A::b`) has
-// next to hex digits alone; IPv4-mapped tails are masked by the IPv4 rule after this one
-const IPV6_COMPRESSED = /(?<![\w:.])(?:[0-9A-Fa-f]{1,4}(?::[0-9A-Fa-f]{1,4}){0,6})?::(?:[0-9A-Fa-f]{1,4}(?::[0-9A-Fa-f]{1,4}){0,6})?(?:%[\w.-]+)?(?![\w:])/g;
+// next to hex digits alone
+const IPV6_COMPRESSED = /(?<![\w:.])(?:[0-9A-Fa-f]{1,4}(?::[0-9A-Fa-f]{1,4}){0,6})?::(?:[0-9A-Fa-f]{1,4}(?::[0-9A-Fa-f]{1,4}){0,6})?(?:%[\w.-]+)?(?![\w:.])/g;
+const IPV6_SEVEN_COLONS = /(?:[0-9A-Fa-f]{1,4}:){7}/;
+const IPV4_HINT = /\d\.\d{1,3}\.\d/;
 const IPV4 = /(?<![\w.])(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(?![\w.]*\d)/g;
 
 /** Replaces IPv4 and IPv6 addresses with `<ip>`: public tails never disclose players' addresses. */
 export function maskAddresses(line: string): string {
-  if (!/[.:]/.test(line)) return line;
-  return line
-    .replace(IPV6_FULL, '<ip>')
-    .replace(IPV6_COMPRESSED, (match) => (match === '::' ? match : '<ip>'))
-    .replace(/::ffff:<ip>|<ip>/g, '<ip>')
-    .replace(IPV4, '<ip>');
+  let masked = line;
+  // most log lines hold neither form: a cheap look first (every IPv6 form has `::` or seven colons)
+  if (masked.includes('::') || IPV6_SEVEN_COLONS.test(masked)) {
+    masked = masked
+      .replace(IPV6_MAPPED_IPV4, '<ip>')
+      .replace(IPV6_FULL, '<ip>')
+      .replace(IPV6_COMPRESSED, (match) => (match === '::' ? match : '<ip>'));
+  }
+  return IPV4_HINT.test(masked) ? masked.replace(IPV4, '<ip>') : masked;
 }
 
 const SIZE_UNITS = ['B', 'KB', 'MB', 'GB', 'TB'];
@@ -692,7 +700,7 @@ function writeFileAtomic(file: string, text: string): void {
   try { fs.fsyncSync(dir); } finally { fs.closeSync(dir); }
 }
 
-/** The last `count` lines of a file, oldest first, read backwards in blocks from the end. */
+/** The last `count` lines of a file, oldest first, read backwards from the end in growing blocks. */
 export async function readTail(file: string, count: number): Promise<string[]> {
   const handle = await fs.promises.open(file, 'r');
   try {
@@ -701,11 +709,12 @@ export async function readTail(file: string, count: number): Promise<string[]> {
       const { size } = await handle.stat();
       const blocks: Buffer[] = [];
       let start = size;
+      let blockBytes = TAIL_FIRST_BLOCK_BYTES;
       let newlines = 0;
       let truncated = false;
       // `count` complete lines need `count` + 1 line breaks, the first of which ends an older line
       while (start > 0 && newlines <= count && size - start < TAIL_MAX_BYTES) {
-        const length = Math.min(TAIL_BLOCK_BYTES, start);
+        const length = Math.min(blockBytes, start, TAIL_MAX_BYTES - (size - start));
         start -= length;
         const block = Buffer.allocUnsafe(length);
         const { bytesRead } = await handle.read(block, 0, length, start);
@@ -715,16 +724,36 @@ export async function readTail(file: string, count: number): Promise<string[]> {
         }
         blocks.unshift(block);
         for (let i = block.indexOf(10); i !== -1; i = block.indexOf(10, i + 1)) newlines++;
+        blockBytes = Math.min(blockBytes * 2, TAIL_BLOCK_MAX_BYTES);
       }
       if (truncated && attempt < 3) continue;
-      const lines = Buffer.concat(blocks).toString('utf8').split('\n');
-      if (lines[lines.length - 1] === '') lines.pop(); // the file's final line break ends a line, it starts none
-      if (start > 0) lines.shift(); // the oldest piece may be the end of a longer line
-      return lines.slice(-count).map((line) => (line.endsWith('\r') ? line.slice(0, -1) : line));
+      return lastLines(blocks.length === 1 ? blocks[0] : Buffer.concat(blocks), count, start === 0);
     }
   } finally {
     await handle.close();
   }
+}
+
+/** The last `count` lines of the end of a file; only they are decoded (leniently: bad bytes become U+FFFD). */
+function lastLines(data: Buffer, count: number, fromFileStart: boolean): string[] {
+  const end = data.length > 0 && data[data.length - 1] === 10 ? data.length - 1 : data.length; // a final break ends a line
+  let begin = end;
+  let found = 0;
+  while (found < count && begin > 0) {
+    const lineBreak = data.lastIndexOf(10, begin - 1);
+    if (lineBreak === -1) break;
+    begin = lineBreak;
+    found++;
+  }
+  let from: number;
+  if (found === count) from = begin + 1;
+  else if (fromFileStart) from = 0; // the file's first line is whole
+  else if (found > 0) from = begin + 1; // the oldest piece is the end of a longer line
+  else return [];
+  if (from > end || (from === end && data.length === 0)) return [];
+  const lines = data.toString('utf8', from, end).split('\n');
+  for (let i = 0; i < lines.length; i++) if (lines[i].endsWith('\r')) lines[i] = lines[i].slice(0, -1);
+  return lines;
 }
 
 // ---- Host access: presence from latest.log ----
@@ -825,9 +854,7 @@ async function parseAppended(handle: fs.promises.FileHandle, state: Presence, si
       tail = data.toString('utf8');
       break;
     }
-    // only whole lines are decoded, so a UTF-8 sequence is never split
-    const text = data.toString('utf8', 0, lastBreak);
-    for (const line of text.split('\n')) if (applyPresenceLine(state.players, line)) sawStart = true;
+    if (applyEventLines(state.players, data, lastBreak)) sawStart = true;
     state.offset += consumed + lastBreak + 1;
   }
   // log4j writes a line with one write: a final line that matches in full counts now, and is read again,
@@ -836,6 +863,31 @@ async function parseAppended(handle: fs.promises.FileHandle, state: Presence, si
   if (tail !== '' && applyPresenceLine(view, tail)) sawStart = true;
   state.size = size;
   state.view = [...view];
+  return sawStart;
+}
+
+// Every event line holds one of these (the same test parsePresenceLine starts with), found in the raw
+// bytes: a chunk of chat and chunk loading is searched natively and never decoded
+const EVENT_NEEDLES = [' the game', ' logged in with', ' lost connection: ', 'Starting minecraft'].map((text) => Buffer.from(text));
+
+/** Applies the event lines among the whole lines of data[0, end); returns whether a session start was seen. */
+function applyEventLines(players: Set<string>, data: Buffer, end: number): boolean {
+  let sawStart = false;
+  const next = EVENT_NEEDLES.map((needle) => data.indexOf(needle));
+  for (let pos = 0; pos < end; ) {
+    let hit = -1;
+    for (let i = 0; i < next.length; i++) {
+      // each needle's search only moves forward: a chunk is read once per needle, whatever the event count
+      if (next[i] !== -1 && next[i] < pos) next[i] = data.indexOf(EVENT_NEEDLES[i], pos);
+      if (next[i] !== -1 && (hit === -1 || next[i] < hit)) hit = next[i];
+    }
+    if (hit === -1 || hit >= end) break;
+    const lineStart = hit === 0 ? 0 : data.lastIndexOf(10, hit - 1) + 1;
+    const lineEnd = data.indexOf(10, hit);
+    // only whole lines are decoded, so a UTF-8 sequence is never split
+    if (applyPresenceLine(players, data.toString('utf8', lineStart, lineEnd))) sawStart = true;
+    pos = lineEnd + 1;
+  }
   return sawStart;
 }
 
@@ -1217,22 +1269,39 @@ function getBackups(): Reply {
   return { status: 200, body: listBackups() };
 }
 
-/** A log tail: `file` is the spec's constant name, whatever path the log really has. */
+/**
+ * A log tail: `file` is the spec's constant name, whatever path the log really has. An answer is reused
+ * while the file is unchanged; a few of them, since `lines` can take 2000 values.
+ */
 function tailRoute(file: () => string, shownAs: string) {
+  let memo = { signature: '', replies: new Map<string, Reply>() };
   return async ({ req, search }: Request): Promise<Reply> => {
     const all = new URLSearchParams(search).getAll('lines');
     if (all.length > 1) throw new HttpError(400, 'lines must be an integer from 1 to 2000.');
     const count = parseLines(all.length === 0 ? null : all[0]);
+    const reveal = hasValidKey(req);
+    const name = path.basename(file());
     let lines: string[];
+    let current: typeof memo;
     try {
+      const st = fs.statSync(file(), { throwIfNoEntry: false });
+      if (st === undefined) throw new HttpError(404, `${name} not found`);
+      const signature = statSignature(st);
+      if (memo.signature !== signature || memo.replies.size >= TAIL_REPLIES_KEPT) memo = { signature, replies: new Map() };
+      // the answer goes with the signature seen before reading: a newer one never receives older lines
+      current = memo;
+      const kept = current.replies.get(`${count}:${reveal}`);
+      if (kept !== undefined) return kept;
       lines = await readTail(file(), count);
     } catch (err) {
-      const name = path.basename(file());
+      if (err instanceof HttpError) throw err;
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new HttpError(404, `${name} not found`);
       log(`reading ${file()} failed: ${describeError(err)}`);
       throw new HttpError(500, `${name} could not be read.`);
     }
-    return json({ ok: true, file: shownAs, lines: hasValidKey(req) ? lines : lines.map(maskAddresses) });
+    const reply = json({ ok: true, file: shownAs, lines: reveal ? lines : lines.map(maskAddresses) });
+    current.replies.set(`${count}:${reveal}`, reply);
+    return reply;
   };
 }
 
