@@ -324,13 +324,19 @@ function timedGet(port: number, target: string, agent: Agent): Promise<Timed> {
   });
 }
 
-async function sampleLatency(port: number, target: string, warmup: number, measured: number): Promise<{ p50Ms: number; p99Ms: number; last: Timed }> {
+/** Sequential latency; `beforeEach` runs (untimed) before every request, e.g. to change the file read. */
+async function sampleLatency(port: number, target: string, warmup: number, measured: number, beforeEach = (): void => undefined): Promise<{ p50Ms: number; p99Ms: number; last: Timed }> {
   const agent = new Agent({ keepAlive: true, maxSockets: 1 });
   try {
+    beforeEach();
     let last = await timedGet(port, target, agent);
-    for (let i = 1; i < warmup; i++) last = await timedGet(port, target, agent);
+    for (let i = 1; i < warmup; i++) {
+      beforeEach();
+      last = await timedGet(port, target, agent);
+    }
     const samplesMs: number[] = [];
     for (let i = 0; i < measured; i++) {
+      beforeEach();
       last = await timedGet(port, target, agent);
       samplesMs.push(last.ms);
     }
@@ -483,8 +489,11 @@ async function main(): Promise<void> {
 
   // ---- Tail of a 1 MiB vs a 1 GiB latest.log ----
   const tailTarget = '/api/logs/latest?lines=2000';
+  // a live log changes between two requests: one line appended before each, so that every tail is read
+  // from the file and none is the daemon's reused answer for an unchanged file
+  const appendOneLine = (): void => fs.appendFileSync(logPath, writer.lines(1, poolA, false));
   const smallBytes = fs.statSync(logPath).size;
-  const smallTail = await sampleLatency(daemonPort, tailTarget, TAIL_WARMUP_REQUESTS, TAIL_MEASURED_REQUESTS);
+  const smallTail = await sampleLatency(daemonPort, tailTarget, TAIL_WARMUP_REQUESTS, TAIL_MEASURED_REQUESTS, appendOneLine);
   const growStartMs = performance.now();
   {
     // Appended in place (the game keeps its file open); generated lines, so no reader meets a hole of NULs.
@@ -502,7 +511,7 @@ async function main(): Promise<void> {
   }
   const bigBytes = fs.statSync(logPath).size;
   log(`latest.log grown to ${bigBytes} bytes in ${fmt((performance.now() - growStartMs) / 1000)} s`);
-  const bigTail = await sampleLatency(daemonPort, tailTarget, TAIL_WARMUP_REQUESTS, TAIL_MEASURED_REQUESTS);
+  const bigTail = await sampleLatency(daemonPort, tailTarget, TAIL_WARMUP_REQUESTS, TAIL_MEASURED_REQUESTS, appendOneLine);
   const tailLines = (res: Timed): number => {
     try { return (JSON.parse(res.body.toString('utf8')) as { lines?: unknown[] }).lines?.length ?? -1; } catch { return -1; }
   };

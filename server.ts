@@ -259,18 +259,19 @@ const COLOUR_CODES = /\x1b\[[0-9;?]*[ -/]*[@-~]|§./g;
 // `<`, `[` or `*`, so chat (`<Mallory> …`), /say (`[Mallory] …`), /me (`* Mallory …`) and admin echoes
 // (`[Mallory: …]`) cannot start with one followed by an event text.
 const NAME = '([A-Za-z0-9_.]{1,16})';
-const PRESENCE_PATTERNS: ReadonlyArray<[RegExp, 'join' | 'leave']> = [
+// Each pattern with a piece of text it cannot match without, looked for first (no allocation).
+const PRESENCE_PATTERNS: ReadonlyArray<[string, RegExp, 'join' | 'leave']> = [
   // the login line carries the bare profile name and plugins cannot reword it; `.*` spans `/[v6]:port`
-  [new RegExp(`^${NAME}\\[.*\\] logged in with entity id -?\\d+ at \\(.*\\)$`), 'join'],
+  ['] logged in with entity id ', new RegExp(`^${NAME}\\[.*\\] logged in with entity id -?\\d+ at \\(.*\\)$`), 'join'],
   // the join broadcast uses the display name: a team prefix or suffix (`[Staff] Alex`) makes it no name
   // at all, and the login line above still counts that player
-  [new RegExp(`^${NAME} joined the game$`), 'join'],
-  [new RegExp(`^${NAME} \\(formerly known as [A-Za-z0-9_.]{1,16}\\) joined the game$`), 'join'],
-  [new RegExp(`^${NAME} left the game$`), 'leave'],
+  [' joined the game', new RegExp(`^${NAME} joined the game$`), 'join'],
+  [') joined the game', new RegExp(`^${NAME} \\(formerly known as [A-Za-z0-9_.]{1,16}\\) joined the game$`), 'join'],
+  [' left the game', new RegExp(`^${NAME} left the game$`), 'leave'],
   // every disconnect logs this with the bare name; the reason after `: ` is free text (a kick reason can read
   // `Alex left the game`), so the name comes from the start and nothing after the colon is looked at.
   // Players refused at login are logged as `Name (/ip:port) lost connection` or as a GameProfile: no match.
-  [new RegExp(`^${NAME} lost connection: `), 'leave'],
+  [' lost connection: ', new RegExp(`^${NAME} lost connection: `), 'leave'],
 ];
 const SESSION_START = /^Starting minecraft server version /;
 
@@ -280,7 +281,8 @@ export type PresenceEvent = { kind: 'join' | 'leave'; name: string } | { kind: '
 export function parsePresenceLine(rawLine: string): PresenceEvent | null {
   // cheap filter first: most lines of a busy log are none of these
   if (!/ the game| logged in with| lost connection: |Starting minecraft/.test(rawLine)) return null;
-  const line = rawLine.replace(COLOUR_CODES, '').replace(/\r$/, '');
+  const plain = rawLine.includes('\x1b') || rawLine.includes('§') ? rawLine.replace(COLOUR_CODES, '') : rawLine;
+  const line = plain.endsWith('\r') ? plain.slice(0, -1) : plain;
   const prefix = LOG_PREFIX.exec(line);
   if (prefix === null) return null; // continuation lines (stack traces, multi-line kick screens) are never events
   const thread = prefix[1];
@@ -290,7 +292,8 @@ export function parsePresenceLine(rawLine: string): PresenceEvent | null {
   if (thread !== undefined && thread.startsWith('Async Chat Thread')) return null;
   const message = line.slice(prefix[0].length);
   if (SESSION_START.test(message)) return { kind: 'reset' };
-  for (const [pattern, kind] of PRESENCE_PATTERNS) {
+  for (const [hint, pattern, kind] of PRESENCE_PATTERNS) {
+    if (!message.includes(hint)) continue;
     const match = pattern.exec(message);
     if (match !== null) return { kind, name: match[1] };
   }
