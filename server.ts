@@ -408,6 +408,8 @@ const FORBIDDEN_IN_COMMAND = /[;&|`$(){}[\]<>\\\x00-\x1f\x7f]/;
 export function validateCommand(value: unknown): string {
   if (typeof value !== 'string') throw new HttpError(400, 'command is required and must be a string.');
   const command = value.replace(/^ +| +$/g, '');
+  // a lone UTF-16 surrogate (`\ud800` in JSON) has no UTF-8 form: it would reach the console as U+FFFD
+  if (/\p{Surrogate}/u.test(command)) throw new HttpError(400, 'command must be valid Unicode text.');
   if (FORBIDDEN_IN_COMMAND.test(command)) {
     throw new HttpError(400, 'command must not contain ; & | ` $ ( ) { } [ ] < > \\ or control characters.');
   }
@@ -689,7 +691,8 @@ function writeFileAtomic(file: string, text: string): void {
   const mode = (fs.statSync(file, { throwIfNoEntry: false })?.mode ?? 0o644) & 0o7777;
   const fd = fs.openSync(temp, 'wx', mode);
   try {
-    fs.writeSync(fd, text);
+    // writeFileSync on a descriptor loops over short writes and throws when one fails (EFBIG, ENOSPC)
+    fs.writeFileSync(fd, text);
     fs.fsyncSync(fd);
     fs.closeSync(fd);
     fs.renameSync(temp, file);
@@ -848,7 +851,7 @@ async function parseAppended(handle: fs.promises.FileHandle, state: Presence, si
     }
     const lastBreak = data.lastIndexOf(10);
     if (lastBreak === -1) {
-      if (bytesRead === chunk.length && consumed === 0) {
+      if (bytesRead === PRESENCE_CHUNK_BYTES && consumed === 0) {
         state.offset += bytesRead; // a line longer than a chunk holds no event: skip to its end
         state.skipping = true;
         continue;
