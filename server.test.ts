@@ -153,7 +153,8 @@ function rawRequest(port: number, data: string | Buffer, { untilClose = false, h
       }
       return { status: Number(statusLine.split(' ')[1]), headers, body: received.subarray(end + 4) };
     };
-    const timer = setTimeout(() => { socket.destroy(); reject(new Error(`raw request: incomplete reply ${JSON.stringify(received.toString('latin1'))}`)); }, 10_000);
+    // longer than the daemon's 10 s header timeout (checked each second): incomplete headers end in its 408
+    const timer = setTimeout(() => { socket.destroy(); reject(new Error(`raw request: incomplete reply ${JSON.stringify(received.toString('latin1'))}`)); }, 15_000);
     const finish = () => { clearTimeout(timer); socket.destroy(); const reply = parse(); reply ? resolve(reply) : reject(new Error('raw request: no reply')); };
     socket.on('data', (chunk: Buffer) => {
       received = Buffer.concat([received, chunk]);

@@ -28,20 +28,24 @@ const TAIL_FIRST_BLOCK_BYTES = 16 * 1024; // then doubling: 200 lines take one r
 const TAIL_BLOCK_MAX_BYTES = 1024 * 1024;
 const TAIL_MAX_BYTES = 16 * 1024 * 1024; // a tail never reads more than this, however long the lines
 const TAIL_REPLIES_KEPT = 4;
+const TAIL_READS_AT_ONCE = 4;
 const PRESENCE_CHUNK_BYTES = 1024 * 1024; // also the longest line presence looks at: no event line is near it
+const HEAD_BYTES = 64; // of a followed log, kept to notice it was truncated and written again
 const ARCHIVE_MAX_FILES = 8;
-const ARCHIVE_MAX_BYTES = 64 * 1024 * 1024; // decompressed, per archive
+const ARCHIVE_MAX_BYTES = 64 * 1024 * 1024; // decompressed, all archives together
 const SMALL_FILE_MAX_BYTES = 16 * 1024 * 1024; // server.properties, whitelist.json, usercache.json, version files
 const BACKUP_LIVE_WINDOW_MS = 60_000; // an archive modified this recently may still be growing: re-stat it
+const BACKUP_RESTAT_MS = 2_000; // every archive is re-statted at most this often, whatever the request rate
 const PROCESS_SCAN_REUSE_MS = 5_000;
 const REPORT_TIMEOUT_MS = 10_000;
 const REPORT_REUSE_MS = 5_000;
 const REPORT_MAX_BYTES = 1024 * 1024;
+const REPORT_DRAIN_MS = 500; // after the script exits, for its output still in the pipe
 const TMUX_TIMEOUT_MS = 5_000;
 const LOOKUP_TIMEOUT_MS = 5_000;
 const LOOKUP_MAX_BYTES = 64 * 1024;
 const HEADERS_TIMEOUT_MS = 10_000;
-const REQUEST_TIMEOUT_MS = 30_000;
+const REQUEST_TIMEOUT_MS = 10_000; // a whole request: bodies are 16 KiB at most
 const KEEP_ALIVE_TIMEOUT_MS = 5_000;
 const SHUTDOWN_GRACE_MS = 5_000;
 const CLOCK_TICKS_PER_SECOND = 100; // USER_HZ: /proc reports clock_t in 1/100 s on every Linux architecture
@@ -49,7 +53,6 @@ const CLOCK_TICKS_PER_SECOND = 100; // USER_HZ: /proc reports clock_t in 1/100 s
 const DISABLED_MESSAGE = 'Write endpoints are disabled: no API_KEY is configured.';
 const UNAUTHORIZED_MESSAGE = 'Unauthorized — X-API-Key required for write endpoints.';
 const NO_KEY_WARNING = '[WARN] No API_KEY set — write endpoints are disabled until one is configured.';
-const CONSOLE_UNAVAILABLE = 'The game console is not available: ';
 
 // ---- Errors ----
 
@@ -274,13 +277,19 @@ const PRESENCE_PATTERNS: ReadonlyArray<[string, RegExp, 'join' | 'leave']> = [
   [' lost connection: ', new RegExp(`^${NAME} lost connection: `), 'leave'],
 ];
 const SESSION_START = /^Starting minecraft server version /;
+// `/stop` logs the first, every shutdown the second; the game then stops reading its console
+const SESSION_STOPPING = /^Stopping (?:the )?server$/;
 
-export type PresenceEvent = { kind: 'join' | 'leave'; name: string } | { kind: 'reset' };
+// Every event line holds one of these. They are looked for first, in a decoded line or, while following a
+// log, in its raw bytes (Buffer.indexOf): a chunk of chat and chunk loading is never decoded at all.
+const EVENT_HINTS = [' the game', ' logged in with', ' lost connection: ', 'Starting minecraft', 'Stopping '];
+const EVENT_NEEDLES = EVENT_HINTS.map((hint) => Buffer.from(hint));
+
+export type PresenceEvent = { kind: 'join' | 'leave'; name: string } | { kind: 'reset' | 'stopping' };
 
 /** The presence event a raw log line records, if any. */
 export function parsePresenceLine(rawLine: string): PresenceEvent | null {
-  // cheap filter first: most lines of a busy log are none of these
-  if (!/ the game| logged in with| lost connection: |Starting minecraft/.test(rawLine)) return null;
+  if (!EVENT_HINTS.some((hint) => rawLine.includes(hint))) return null;
   const plain = rawLine.includes('\x1b') || rawLine.includes('§') ? rawLine.replace(COLOUR_CODES, '') : rawLine;
   const line = plain.endsWith('\r') ? plain.slice(0, -1) : plain;
   const prefix = LOG_PREFIX.exec(line);
@@ -292,6 +301,7 @@ export function parsePresenceLine(rawLine: string): PresenceEvent | null {
   if (thread !== undefined && thread.startsWith('Async Chat Thread')) return null;
   const message = line.slice(prefix[0].length);
   if (SESSION_START.test(message)) return { kind: 'reset' };
+  if (SESSION_STOPPING.test(message)) return { kind: 'stopping' };
   for (const [hint, pattern, kind] of PRESENCE_PATTERNS) {
     if (!message.includes(hint)) continue;
     const match = pattern.exec(message);
@@ -300,23 +310,34 @@ export function parsePresenceLine(rawLine: string): PresenceEvent | null {
   return null;
 }
 
-/** Applies one log line to a set of online players; returns whether it was a session start. */
-function applyPresenceLine(players: Set<string>, line: string): boolean {
+/** A game session as its log tells it: who is online, and whether the server is shutting down. */
+interface Session {
+  players: Set<string>;
+  stopping: boolean;
+}
+
+const newSession = (): Session => ({ players: new Set(), stopping: false });
+
+/** Applies one log line to a session; returns whether it was a session start. */
+function applyPresenceLine(session: Session, line: string): boolean {
   const event = parsePresenceLine(line);
   if (event === null) return false;
   if (event.kind === 'reset') {
-    players.clear();
+    session.players.clear();
+    session.stopping = false;
     return true;
   }
   // a player's second login (another location) kicks the first session; a set keeps one entry
-  if (event.kind === 'join') players.add(event.name);
-  else players.delete(event.name);
+  if (event.kind === 'join') session.players.add(event.name);
+  else if (event.kind === 'leave') session.players.delete(event.name);
+  else session.stopping = true;
   return false;
 }
 
 /** Applies every complete line of `text` (and a final unterminated one) to `players`. */
 export function scanPresence(text: string, players: Set<string> = new Set()): Set<string> {
-  for (const line of text.split('\n')) applyPresenceLine(players, line);
+  const session = { players, stopping: false };
+  for (const line of text.split('\n')) applyPresenceLine(session, line);
   return players;
 }
 
@@ -434,17 +455,16 @@ function childEnv(): NodeJS.ProcessEnv {
   return rest;
 }
 
-interface HostConstants {
+interface MachineConstants {
   memTotalBytes: number;
   pageSizeBytes: number;
   bootUptimeSeconds: number; // /proc/uptime when `bootMark` was taken
   bootMark: number; // performance.now() at that moment
-  bootEpochMs: number;
 }
-let host: HostConstants;
+let machine: MachineConstants;
 
 /** Facts about the machine that do not change while it runs, learned once at start-up. */
-function readHostConstants(): HostConstants {
+function readMachineConstants(): MachineConstants {
   const memTotalKb = Number(/^MemTotal:\s+(\d+) kB/m.exec(fs.readFileSync('/proc/meminfo', 'latin1'))?.[1]);
   const uptimeSeconds = Number(fs.readFileSync('/proc/uptime', 'latin1').split(' ')[0]);
   const bootMark = performance.now();
@@ -457,12 +477,16 @@ function readHostConstants(): HostConstants {
     pageSizeBytes: pageKb * 1024,
     bootUptimeSeconds: uptimeSeconds,
     bootMark,
-    bootEpochMs: Date.now() - uptimeSeconds * 1000,
   };
 }
 
 function secondsSinceBoot(): number {
-  return host.bootUptimeSeconds + (performance.now() - host.bootMark) / 1000;
+  return machine.bootUptimeSeconds + (performance.now() - machine.bootMark) / 1000;
+}
+
+/** When a process started, on the wall clock (to 10 ms: its start time is counted in clock ticks). */
+function startedAtMs(stat: ProcStat): number {
+  return Date.now() - (secondsSinceBoot() - stat.startTicks / CLOCK_TICKS_PER_SECOND) * 1000;
 }
 
 const procBuffer = Buffer.allocUnsafe(4096);
@@ -765,119 +789,135 @@ function lastLines(data: Buffer, count: number, fromFileStart: boolean): string[
 // ---- Host access: presence from latest.log ----
 
 interface Presence {
+  handle: fs.promises.FileHandle; // the log followed: it keeps a rolled file readable to its end
   dev: number;
   ino: number;
+  head: Buffer; // the file's first bytes: a copy-and-truncate that has grown again changes them
   size: number; // the size the view below was computed for
-  offset: number; // bytes parsed into `players`: always the end of a complete line
+  offset: number; // bytes parsed into `session`: always the end of a complete line
   skipping: boolean; // inside a line longer than a chunk: no event, skip to its end
   game: string; // pid and start time of the game process the players belong to
-  players: Set<string>;
-  view: string[]; // players plus the effect of a final unterminated line
+  session: Session;
+  view: Session; // the session plus the effect of a final unterminated line
 }
 
 let presence: Presence | undefined;
 let presenceQueue: Promise<unknown> = Promise.resolve();
 
 const gameIdentity = (game: ProcStat): string => `${game.pid}:${game.startTicks}`;
+const latestLogPath = (): string => path.join(config.serverDir, 'logs', 'latest.log');
 
-/** Who is online according to latest.log: only bytes appended since the last call are parsed. */
-function readOnlinePlayers(game: ProcStat): Promise<string[]> {
-  const file = path.join(config.serverDir, 'logs', 'latest.log');
-  const st = fs.statSync(file, { throwIfNoEntry: false });
-  if (st === undefined) return Promise.resolve([]); // decisions.md: the server runs but has no log yet
+/** Who is online (and whether the server is stopping) by latest.log; only bytes appended since the last call are parsed. */
+function readSession(game: ProcStat): Promise<Session> {
+  const st = fs.statSync(latestLogPath(), { throwIfNoEntry: false });
   const current = presence;
-  if (current !== undefined && current.ino === st.ino && current.dev === st.dev && current.size === st.size && current.game === gameIdentity(game)) {
+  if (st !== undefined && current !== undefined && current.ino === st.ino && current.dev === st.dev && current.size === st.size && current.game === gameIdentity(game)) {
     return Promise.resolve(current.view);
   }
   // one update at a time: concurrent callers wait for it and then find it done
-  const update = presenceQueue.then(() => updatePresence(file, game));
+  const update = presenceQueue.then(() => updatePresence(game));
   presenceQueue = update.catch(() => undefined);
   return update;
 }
 
-async function updatePresence(file: string, game: ProcStat): Promise<string[]> {
-  const handle = await fs.promises.open(file, 'r');
-  try {
-    const st = await handle.stat();
-    const identity = gameIdentity(game);
-    let state = presence;
-    const sameFile = state !== undefined && state.dev === st.dev && state.ino === st.ino && st.size >= state.offset;
-    if (state === undefined || !sameFile) {
-      // log4j rolls latest.log at midnight while the game runs (a new inode, or a copy-and-truncate):
-      // the same process keeps its players; any other start is a new session
-      const carried = state !== undefined && state.game === identity ? state.players : new Set<string>();
-      state = { dev: st.dev, ino: st.ino, size: 0, offset: 0, skipping: false, game: identity, players: carried, view: [] };
-      const sawStart = await parseAppended(handle, state, st.size);
-      if (!sawStart && presence === undefined) {
-        // the daemon starts after a midnight roll: the session's start is in the archives
-        state.players = await playersFromArchives(path.dirname(file));
-        state.offset = 0;
-        state.skipping = false;
-        await parseAppended(handle, state, st.size);
-      }
-    } else {
-      if (state.game !== identity) {
-        state.players = new Set(); // a new game process: everyone was disconnected
-        state.game = identity;
-      }
-      await parseAppended(handle, state, st.size);
-    }
-    presence = state;
-    return state.view;
-  } finally {
-    await handle.close();
+async function updatePresence(game: ProcStat): Promise<Session> {
+  const file = latestLogPath();
+  const identity = gameIdentity(game);
+  let state = presence;
+  if (state !== undefined && state.game !== identity) {
+    state.session = newSession(); // a new game process: everyone was disconnected
+    state.game = identity;
   }
+  const st = fs.statSync(file, { throwIfNoEntry: false });
+  if (st === undefined) {
+    // decisions.md: the server runs but has no log (yet): nobody online
+    await state?.handle.close();
+    presence = undefined;
+    return newSession();
+  }
+  // a log last written before this process started is an earlier run's, until log4j rolls it at the first
+  // line of this run: neither its players nor its shutdown belong to this game
+  if (st.mtimeMs < startedAtMs(game)) return newSession();
+  if (state !== undefined && (state.dev !== st.dev || state.ino !== st.ino)) {
+    // log4j rolled latest.log (at start-up, or at midnight while the game runs): what was written to the old
+    // file since the last call is read first, through the handle; the same process keeps its players
+    await parseAppended(state, (await state.handle.stat()).size);
+    await state.handle.close();
+    presence = state = await followLog(file, state.session);
+  } else if (state !== undefined && (st.size < state.offset || !(await isSameContent(state)))) {
+    // truncated in place (log4j's copy-and-truncate fallback), perhaps already written again
+    Object.assign(state, { offset: 0, skipping: false, head: Buffer.alloc(0) });
+  }
+  if (state === undefined) {
+    state = await followLog(file, newSession());
+    if (!(await parseAppended(state, (await state.handle.stat()).size))) {
+      // the daemon starts after a midnight roll: the session's start is in the archives
+      Object.assign(state, { session: await sessionFromArchives(path.dirname(file)), offset: 0, skipping: false });
+    }
+    state.game = identity;
+    presence = state;
+  }
+  await parseAppended(state, (await state.handle.stat()).size);
+  return state.view;
+}
+
+async function followLog(file: string, session: Session): Promise<Presence> {
+  const handle = await fs.promises.open(file, 'r');
+  const st = await handle.stat();
+  const game = presence?.game ?? '';
+  return { handle, dev: st.dev, ino: st.ino, head: Buffer.alloc(0), size: -1, offset: 0, skipping: false, game, session, view: session };
+}
+
+/** Whether the file still starts as it did, and a line still ends where parsing stopped. */
+async function isSameContent(state: Presence): Promise<boolean> {
+  const probe = Buffer.alloc(state.head.length + 1);
+  if (state.head.length > 0) await state.handle.read(probe, 0, state.head.length, 0);
+  if (!probe.subarray(0, state.head.length).equals(state.head)) return false;
+  if (state.offset === 0) return true;
+  await state.handle.read(probe, 0, 1, state.offset - 1);
+  return probe[0] === 10;
 }
 
 /** Parses [offset, size) into the state in chunks; returns whether a session start was seen. */
-async function parseAppended(handle: fs.promises.FileHandle, state: Presence, size: number): Promise<boolean> {
+async function parseAppended(state: Presence, size: number): Promise<boolean> {
   let sawStart = false;
   let tail = '';
   const chunk = Buffer.allocUnsafe(Math.min(PRESENCE_CHUNK_BYTES, Math.max(1, size - state.offset)));
   while (state.offset < size) {
-    const { bytesRead } = await handle.read(chunk, 0, Math.min(chunk.length, size - state.offset), state.offset);
+    const { bytesRead } = await state.handle.read(chunk, 0, Math.min(chunk.length, size - state.offset), state.offset);
     if (bytesRead === 0) break;
-    let data = chunk.subarray(0, bytesRead);
-    let consumed = 0;
+    const data = chunk.subarray(0, bytesRead);
+    if (state.head.length < HEAD_BYTES && state.offset === 0) state.head = Buffer.from(data.subarray(0, HEAD_BYTES));
     if (state.skipping) {
       const end = data.indexOf(10);
-      if (end === -1) {
-        state.offset += bytesRead;
-        continue;
-      }
-      consumed = end + 1;
-      state.skipping = false;
-      data = data.subarray(consumed);
+      state.offset += end === -1 ? bytesRead : end + 1;
+      state.skipping = end === -1;
+      continue;
     }
     const lastBreak = data.lastIndexOf(10);
     if (lastBreak === -1) {
-      if (bytesRead === PRESENCE_CHUNK_BYTES && consumed === 0) {
+      if (bytesRead === PRESENCE_CHUNK_BYTES) {
         state.offset += bytesRead; // a line longer than a chunk holds no event: skip to its end
         state.skipping = true;
         continue;
       }
-      state.offset += consumed;
-      tail = data.toString('utf8');
+      tail = data.toString('utf8'); // an unterminated last line
       break;
     }
-    if (applyEventLines(state.players, data, lastBreak)) sawStart = true;
-    state.offset += consumed + lastBreak + 1;
+    if (applyEventLines(state.session, data, lastBreak)) sawStart = true;
+    state.offset += lastBreak + 1;
   }
   // log4j writes a line with one write: a final line that matches in full counts now, and is read again,
   // whole, once more bytes arrive (the offset stays at its start)
-  const view = new Set(state.players);
+  const view = { players: new Set(state.session.players), stopping: state.session.stopping };
   if (tail !== '' && applyPresenceLine(view, tail)) sawStart = true;
   state.size = size;
-  state.view = [...view];
+  state.view = view;
   return sawStart;
 }
 
-// Every event line holds one of these (the same test parsePresenceLine starts with), found in the raw
-// bytes: a chunk of chat and chunk loading is searched natively and never decoded
-const EVENT_NEEDLES = [' the game', ' logged in with', ' lost connection: ', 'Starting minecraft'].map((text) => Buffer.from(text));
-
 /** Applies the event lines among the whole lines of data[0, end); returns whether a session start was seen. */
-function applyEventLines(players: Set<string>, data: Buffer, end: number): boolean {
+function applyEventLines(session: Session, data: Buffer, end: number): boolean {
   let sawStart = false;
   const next = EVENT_NEEDLES.map((needle) => data.indexOf(needle));
   for (let pos = 0; pos < end; ) {
@@ -891,41 +931,43 @@ function applyEventLines(players: Set<string>, data: Buffer, end: number): boole
     const lineStart = hit === 0 ? 0 : data.lastIndexOf(10, hit - 1) + 1;
     const lineEnd = data.indexOf(10, hit);
     // only whole lines are decoded, so a UTF-8 sequence is never split
-    if (applyPresenceLine(players, data.toString('utf8', lineStart, lineEnd))) sawStart = true;
+    if (applyPresenceLine(session, data.toString('utf8', lineStart, lineEnd))) sawStart = true;
     pos = lineEnd + 1;
   }
   return sawStart;
 }
 
-/** Players online at the end of the newest `logs/*.log.gz` archives, read back to the session's start. */
-async function playersFromArchives(logDir: string): Promise<Set<string>> {
+/** The session at the end of the newest `logs/*.log.gz` archives, read back to its start (bounded in files and bytes). */
+async function sessionFromArchives(logDir: string): Promise<Session> {
   let names: string[];
   try {
     names = fs.readdirSync(logDir).filter((name) => name.endsWith('.log.gz'));
   } catch {
-    return new Set();
+    return newSession();
   }
   const newestFirst = names
     .map((name) => ({ name, mtimeMs: fs.statSync(path.join(logDir, name), { throwIfNoEntry: false })?.mtimeMs ?? 0 }))
     .sort((a, b) => b.mtimeMs - a.mtimeMs || b.name.localeCompare(a.name, 'en', { numeric: true }))
     .slice(0, ARCHIVE_MAX_FILES);
   const texts: string[] = [];
+  let budget = ARCHIVE_MAX_BYTES;
   for (const { name } of newestFirst) {
-    const text = await gunzipFile(path.join(logDir, name));
+    const text = budget > 0 ? await gunzipFile(path.join(logDir, name), budget) : undefined;
     if (text === undefined) break;
+    budget -= text.length;
     texts.unshift(text);
     if (text.split('\n').some((line) => parsePresenceLine(line)?.kind === 'reset')) break;
   }
-  const players = new Set<string>();
-  for (const text of texts) scanPresence(text, players);
-  return players;
+  const session = newSession();
+  for (const text of texts) for (const line of text.split('\n')) applyPresenceLine(session, line);
+  return session;
 }
 
-function gunzipFile(file: string): Promise<string | undefined> {
+function gunzipFile(file: string, maxBytes: number): Promise<string | undefined> {
   return new Promise((resolve) => {
     fs.readFile(file, (readErr, bytes) => {
       if (readErr) return resolve(undefined);
-      gunzip(bytes, { maxOutputLength: ARCHIVE_MAX_BYTES }, (err, text) => resolve(err ? undefined : text.toString('utf8')));
+      gunzip(bytes, { maxOutputLength: maxBytes }, (err, text) => resolve(err ? undefined : text.toString('utf8')));
     });
   });
 }
@@ -938,7 +980,7 @@ interface BackupFile {
   mtimeMs: number;
 }
 
-let backupCache: { signature: string; files: BackupFile[]; body: string } | undefined;
+let backupCache: { signature: string; checkedAtMs: number; files: BackupFile[]; body: string } | undefined;
 
 /** The `.tar.gz` archives, newest first; the listing is reused while the folder and its newest files stay put. */
 function listBackups(): string {
@@ -954,8 +996,13 @@ function listBackups(): string {
   if (!st.isDirectory()) throw new HttpError(500, `${name} could not be read.`);
   const signature = statSignature(st);
   const now = Date.now();
-  // an archive that is still being written grows without touching the folder: re-stat the recent ones
-  if (backupCache?.signature === signature && backupCache.files.every((f) => now - f.mtimeMs > BACKUP_LIVE_WINDOW_MS || isUnchanged(dir, f))) {
+  // an archive written in place (growing, or overwritten under the same name) leaves the folder as it was:
+  // the recent ones are checked on every request, all of them every few seconds
+  if (
+    backupCache?.signature === signature &&
+    now - backupCache.checkedAtMs < BACKUP_RESTAT_MS &&
+    backupCache.files.every((f) => now - f.mtimeMs > BACKUP_LIVE_WINDOW_MS || isUnchanged(dir, f))
+  ) {
     return backupCache.body;
   }
   let entries: string[];
@@ -978,7 +1025,7 @@ function listBackups(): string {
     bytes: f.bytes,
     created: new Date(f.mtimeMs).toISOString(),
   }));
-  backupCache = { signature, files, body: JSON.stringify({ ok: true, count: backups.length, backups }) };
+  backupCache = { signature, checkedAtMs: now, files, body: JSON.stringify({ ok: true, count: backups.length, backups }) };
   return backupCache.body;
 }
 
@@ -1018,12 +1065,29 @@ function runReportScript(): Promise<string> {
     const chunks: Buffer[] = [];
     let bytes = 0;
     let failure: HttpError | undefined;
+    let settled = false;
     const killGroup = (): void => {
       try { process.kill(-child.pid!, 'SIGKILL'); } catch { /* already gone */ }
     };
+    // settles once, from whichever comes first; a process that left the group (setsid) may hold stdout open
+    // for ever, so the pipe is closed here rather than waited for
+    const settle = (): void => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      clearTimeout(drainTimer);
+      child.stdout!.destroy();
+      const text = Buffer.concat(chunks).toString('utf8');
+      // decisions.md: a non-zero exit with output still counts
+      if (failure === undefined && text.trim() === '') failure = new HttpError(500, 'The report script printed nothing.');
+      if (failure !== undefined) reject(failure);
+      else resolve(text);
+    };
+    let drainTimer: NodeJS.Timeout | undefined;
     const timer = setTimeout(() => {
       failure ??= new HttpError(500, 'The report script timed out after 10 s.');
       killGroup();
+      settle();
     }, REPORT_TIMEOUT_MS);
     child.stdout!.on('data', (chunk: Buffer) => {
       bytes += chunk.length;
@@ -1032,19 +1096,14 @@ function runReportScript(): Promise<string> {
     child.once('error', (err) => {
       log(`report script could not be started: ${describeError(err)}`);
       failure ??= new HttpError(500, 'The report script could not be started.');
+      settle();
     });
-    // a child of the script may keep stdout open after the script exits: end the group, then collect
     child.once('exit', () => {
-      if (child.pid !== undefined) killGroup();
+      // what the script left behind in its group is ended; output already written is still read
+      killGroup();
+      drainTimer = setTimeout(settle, REPORT_DRAIN_MS);
     });
-    child.once('close', () => {
-      clearTimeout(timer);
-      const text = Buffer.concat(chunks).toString('utf8');
-      // decisions.md: a non-zero exit with output still counts
-      if (failure === undefined && text.trim() === '') failure = new HttpError(500, 'The report script printed nothing.');
-      if (failure !== undefined) reject(failure);
-      else resolve(text);
-    });
+    child.once('close', settle);
   });
 }
 
@@ -1076,21 +1135,36 @@ function sendConsoleCommand(command: string): Promise<void> {
 async function deliverToConsole(command: string): Promise<void> {
   const game = findGameProcess(true);
   if (game === undefined) throw new HttpError(409, 'Game server is not running.');
+  // while it shuts down the game is still the pane's foreground process but reads no more: a line typed now
+  // would wait in the terminal and be read by whatever the pane runs next, a shell perhaps
+  if (stopSentTo === gameIdentity(game) || (await isStopping(game))) {
+    throw new HttpError(503, 'The game console is not available: the game server is stopping.');
+  }
   const target = `=${config.tmuxSession}:`; // `=`: this exact session, never a prefix match
   let paneTty: string;
   try {
     paneTty = (await tmux(['display-message', '-p', '-t', target, '#{pane_tty}'])).trim();
   } catch (err) {
     log(`console check failed: ${describeError(err)}`);
-    throw new HttpError(503, (err as NodeJS.ErrnoException).code === 'ENOENT'
-      ? `${CONSOLE_UNAVAILABLE}tmux is not installed.`
-      : `${CONSOLE_UNAVAILABLE}the tmux session "${config.tmuxSession}" was not found.`);
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new HttpError(503, 'The game console is not available: tmux is not installed.');
+    throw new HttpError(503, `The game console is not available: the tmux session "${config.tmuxSession}" was not found.`);
   }
   if (!isPaneForeground(game, paneTty)) {
-    throw new HttpError(503, `${CONSOLE_UNAVAILABLE}the game server is not the foreground process of the tmux session "${config.tmuxSession}".`);
+    throw new HttpError(503, `The game console is not available: the game server is not the foreground process of the tmux session "${config.tmuxSession}".`);
   }
-  await tmux(['send-keys', '-t', target, '-l', '--', command]);
-  await tmux(['send-keys', '-t', target, 'Enter']);
+  // text and Enter in one tmux command sequence (`;`), so no other client's keys come between them
+  await tmux(['send-keys', '-t', target, '-l', '--', command, ';', 'send-keys', '-t', target, 'Enter']);
+  if (/^stop(?: |$)/.test(command)) stopSentTo = gameIdentity(game);
+}
+
+let stopSentTo = ''; // the game process this daemon typed `stop` into
+
+async function isStopping(game: ProcStat): Promise<boolean> {
+  try {
+    return (await readSession(game)).stopping;
+  } catch {
+    return false; // an unreadable log tells nothing; the foreground check below still applies
+  }
 }
 
 /**
@@ -1109,7 +1183,7 @@ function isPaneForeground(game: ProcStat, paneTty: string): boolean {
   return now.ttyNr === ttyNr && now.tpgid === now.pgrp;
 }
 
-let runningBackup: ChildProcess | undefined;
+let isBackupRunning = false;
 
 /** Starts `serv <args>` in its own process group with our stdout and stderr; resolves once it exists. */
 function launchServ(args: readonly string[]): Promise<ChildProcess> {
@@ -1152,7 +1226,9 @@ async function resolveProfile(player: string): Promise<Profile> {
   } catch {
     // Minecraft's default is online mode
   }
-  if (properties['online-mode'] === 'false') return { name: player, uuid: offlineUuid(player) };
+  // Minecraft reads the flag with Boolean.valueOf: any value but `true` (in any case, no blanks) is false
+  const onlineMode = properties['online-mode'];
+  if (onlineMode !== undefined && onlineMode.toLowerCase() !== 'true') return { name: player, uuid: offlineUuid(player) };
   const cached = findInUserCache(player);
   if (cached !== undefined) return cached;
   return lookupProfile(player);
@@ -1247,7 +1323,7 @@ function getStatus(): Reply {
     online: true,
     pid: game.pid,
     uptime: formatUptime(secondsSinceBoot() - game.startTicks / CLOCK_TICKS_PER_SECOND),
-    memory: formatMemory(game.rssPages * host.pageSizeBytes, host.memTotalBytes),
+    memory: formatMemory(game.rssPages * machine.pageSizeBytes, machine.memTotalBytes),
     ...(version === undefined ? {} : { version }),
   });
 }
@@ -1256,8 +1332,8 @@ async function getOnlinePlayers(): Promise<Reply> {
   const game = findGameProcess();
   // the spec: offline means no players, and the log is not read
   if (game === undefined) return json({ ok: true, online: false, players: [] });
-  const players = await readOnlinePlayers(game);
-  return memoReply(players, '', () => json({ ok: true, online: true, count: players.length, players }));
+  const session = await readSession(game);
+  return memoReply(session, '', () => json({ ok: true, online: true, count: session.players.size, players: [...session.players] }));
 }
 
 function getWhitelist(): Reply {
@@ -1298,7 +1374,7 @@ function tailRoute(file: () => string, shownAs: string) {
       current = memo;
       const kept = current.replies.get(`${count}:${reveal}`);
       if (kept !== undefined) return kept;
-      lines = await readTail(file(), count);
+      lines = await withTailSlot(() => readTail(file(), count));
     } catch (err) {
       if (err instanceof HttpError) throw err;
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new HttpError(404, `${name} not found`);
@@ -1309,6 +1385,21 @@ function tailRoute(file: () => string, shownAs: string) {
     current.replies.set(`${count}:${reveal}`, reply);
     return reply;
   };
+}
+
+let tailReadsRunning = 0;
+const tailReadWaiters: Array<() => void> = [];
+
+/** Runs at most a few tail reads at once: each may hold up to 16 MiB, and the routes are public. */
+async function withTailSlot<T>(read: () => Promise<T>): Promise<T> {
+  while (tailReadsRunning >= TAIL_READS_AT_ONCE) await new Promise<void>((resolve) => tailReadWaiters.push(resolve));
+  tailReadsRunning++;
+  try {
+    return await read();
+  } finally {
+    tailReadsRunning--;
+    tailReadWaiters.shift()?.();
+  }
 }
 
 async function getReportText(): Promise<Reply> {
@@ -1333,12 +1424,16 @@ function servRoute(args: readonly string[], message: string) {
 }
 
 async function postBackup(): Promise<Reply> {
-  if (runningBackup !== undefined) throw new HttpError(409, 'A backup is already running.');
-  const child = await launchServ(['backup', '-s']);
-  runningBackup = child;
-  child.once('exit', () => {
-    if (runningBackup === child) runningBackup = undefined;
-  });
+  // taken before the spawn is awaited: requests pipelined on one connection arrive in the same turn
+  if (isBackupRunning) throw new HttpError(409, 'A backup is already running.');
+  isBackupRunning = true;
+  try {
+    const child = await launchServ(['backup', '-s']);
+    child.once('exit', () => { isBackupRunning = false; });
+  } catch (err) {
+    isBackupRunning = false;
+    throw err;
+  }
   return done('Backup triggered. Check /api/backups shortly.');
 }
 
@@ -1406,7 +1501,7 @@ async function readJsonObject(req: IncomingMessage): Promise<Record<string, unkn
 
 async function readBody(req: IncomingMessage): Promise<Buffer> {
   // Connection: close, or clients may see a reset instead of the 413 while they are still sending
-  const tooLarge = (): HttpError => new HttpError(413, `Request body is larger than ${MAX_BODY_BYTES} bytes.`, { Connection: 'close' });
+  const tooLarge = (): HttpError => new HttpError(413, 'Request body is larger than 16384 bytes.', { Connection: 'close' });
   if (Number(req.headers['content-length'] ?? 0) > MAX_BODY_BYTES) throw tooLarge();
   const chunks: Buffer[] = [];
   let size = 0;
@@ -1560,6 +1655,7 @@ function send(res: ServerResponse, { status, body, text = false, headers }: Repl
 }
 
 function handleRequest(req: IncomingMessage, res: ServerResponse): void {
+  clientAddresses.set(req, req.socket.remoteAddress ?? '-');
   let result: Reply | Promise<Reply>;
   try {
     result = dispatch(req);
@@ -1583,6 +1679,9 @@ function answer(req: IncomingMessage, res: ServerResponse, reply: Reply): void {
   if (req.method === 'POST') logWrite(req, reply);
 }
 
+// taken when the request arrives: a request whose body was refused may have lost its socket by the time it is logged
+const clientAddresses = new WeakMap<IncomingMessage, string>();
+
 /** One line per write: time, client, route, outcome. Never the key. */
 function logWrite(req: IncomingMessage, reply: Reply): void {
   const [pathname] = splitTarget(req.url ?? '/');
@@ -1595,7 +1694,7 @@ function logWrite(req: IncomingMessage, reply: Reply): void {
     outcome = '';
   }
   const where = route === undefined ? 'POST (unknown route)' : `POST ${route.path}`;
-  log(`${req.socket.remoteAddress ?? '-'} ${where} ${reply.status} ${JSON.stringify(outcome)}`);
+  log(`${clientAddresses.get(req) ?? '-'} ${where} ${reply.status} ${JSON.stringify(outcome)}`);
 }
 
 const CLIENT_ERRORS: Record<string, [number, string]> = {
@@ -1605,7 +1704,9 @@ const CLIENT_ERRORS: Record<string, [number, string]> = {
 
 /** Requests Node's parser rejects get the same JSON error and headers as any other, never Node's bare reply. */
 function handleClientError(err: NodeJS.ErrnoException, socket: import('node:net').Socket): void {
-  if (err.code === 'ECONNRESET' || !socket.writable) return void socket.destroy();
+  // a reply already being written on this connection must not be cut into: close instead (Node's own rule)
+  const pending = (socket as unknown as { _httpMessage?: ServerResponse | null })._httpMessage;
+  if (err.code === 'ECONNRESET' || !socket.writable || pending?.headersSent === true) return void socket.destroy();
   const [status, message] = CLIENT_ERRORS[err.code ?? ''] ?? [400, 'Bad request'];
   const body = JSON.stringify({ ok: false, error: message });
   const headers = [...COMMON_HEADERS, 'Content-Type', JSON_TYPE, 'Content-Length', String(Buffer.byteLength(body)), 'Connection', 'close'];
@@ -1654,7 +1755,7 @@ function main(argv: readonly string[]): void {
     process.exit(EX_CONFIG);
   }
   try {
-    host = readHostConstants();
+    machine = readMachineConstants();
   } catch (err) {
     process.stderr.write(`gameserver-api needs Linux's /proc: ${describeError(err)}\n`);
     process.exit(1);
