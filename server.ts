@@ -733,36 +733,48 @@ function writeFileAtomic(file: string, text: string): void {
 /** The last `count` lines of a file, oldest first, read backwards from the end in growing blocks. */
 export async function readTail(file: string, count: number): Promise<string[]> {
   const handle = await fs.promises.open(file, 'r');
+  // one buffer, filled from its end and grown by doubling, borrowed from those earlier reads left: off-heap
+  // memory that is only freed by a garbage collection is not asked for again on every request
+  let window = tailWindows.pop() ?? Buffer.allocUnsafe(TAIL_FIRST_BLOCK_BYTES);
   try {
     // the handle pins the inode: a log replaced meanwhile is read whole from the old file
     for (let attempt = 0; ; attempt++) {
       const { size } = await handle.stat();
-      const blocks: Buffer[] = [];
-      let start = size;
+      let start = size; // file offset of window[filled]
+      let filled = window.length; // window[filled, window.length) holds file[start, size)
       let blockBytes = TAIL_FIRST_BLOCK_BYTES;
       let newlines = 0;
       let truncated = false;
       // `count` complete lines need `count` + 1 line breaks, the first of which ends an older line
       while (start > 0 && newlines <= count && size - start < TAIL_MAX_BYTES) {
         const length = Math.min(blockBytes, start, TAIL_MAX_BYTES - (size - start));
+        if (length > filled) {
+          const grown = Buffer.allocUnsafe(Math.min(TAIL_MAX_BYTES, Math.max(window.length * 2, window.length - filled + length)));
+          window.copy(grown, grown.length - (window.length - filled), filled);
+          filled = grown.length - (window.length - filled);
+          window = grown;
+        }
         start -= length;
-        const block = Buffer.allocUnsafe(length);
-        const { bytesRead } = await handle.read(block, 0, length, start);
+        filled -= length;
+        const { bytesRead } = await handle.read(window, filled, length, start);
         if (bytesRead < length) {
           truncated = true; // the file shrank under us: read it again from its new end
           break;
         }
-        blocks.unshift(block);
-        for (let i = block.indexOf(10); i !== -1; i = block.indexOf(10, i + 1)) newlines++;
+        for (let i = window.indexOf(10, filled); i !== -1 && i < filled + length; i = window.indexOf(10, i + 1)) newlines++;
         blockBytes = Math.min(blockBytes * 2, TAIL_BLOCK_MAX_BYTES);
       }
       if (truncated && attempt < 3) continue;
-      return lastLines(blocks.length === 1 ? blocks[0] : Buffer.concat(blocks), count, start === 0);
+      return lastLines(window.subarray(filled), count, start === 0);
     }
   } finally {
+    tailWindows.push(window);
     await handle.close();
   }
 }
+
+// Buffers of finished tail reads, for the next ones: at most TAIL_READS_AT_ONCE are ever out at once
+const tailWindows: Buffer[] = [];
 
 /** The last `count` lines of the end of a file; only they are decoded (leniently: bad bytes become U+FFFD). */
 function lastLines(data: Buffer, count: number, fromFileStart: boolean): string[] {
@@ -868,6 +880,8 @@ async function followLog(file: string, session: Session): Promise<Presence> {
   return { handle, dev: st.dev, ino: st.ino, head: Buffer.alloc(0), size: -1, offset: 0, skipping: false, game, session, view: session };
 }
 
+let presenceChunk: Buffer | undefined;
+
 /** Whether the file still starts as it did, and a line still ends where parsing stopped. */
 async function isSameContent(state: Presence): Promise<boolean> {
   const probe = Buffer.alloc(state.head.length + 1);
@@ -882,7 +896,9 @@ async function isSameContent(state: Presence): Promise<boolean> {
 async function parseAppended(state: Presence, size: number): Promise<boolean> {
   let sawStart = false;
   let tail = '';
-  const chunk = Buffer.allocUnsafe(Math.min(PRESENCE_CHUNK_BYTES, Math.max(1, size - state.offset)));
+  // updates run one at a time (presenceQueue), so they share one chunk
+  presenceChunk ??= Buffer.allocUnsafe(PRESENCE_CHUNK_BYTES);
+  const chunk = presenceChunk;
   while (state.offset < size) {
     const { bytesRead } = await state.handle.read(chunk, 0, Math.min(chunk.length, size - state.offset), state.offset);
     if (bytesRead === 0) break;
