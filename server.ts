@@ -292,7 +292,7 @@ export function parsePresenceLine(rawLine: string): PresenceEvent | null {
   if (!EVENT_HINTS.some((hint) => rawLine.includes(hint))) return null;
   const plain = rawLine.includes('\x1b') || rawLine.includes('§') ? rawLine.replace(COLOUR_CODES, '') : rawLine;
   const line = plain.endsWith('\r') ? plain.slice(0, -1) : plain;
-  const prefix = LOG_PREFIX.exec(line);
+  const prefix = line.match(LOG_PREFIX);
   if (prefix === null) return null; // continuation lines (stack traces, multi-line kick screens) are never events
   const thread = prefix[1];
   const level = prefix[2] ?? prefix[3] ?? prefix[4];
@@ -304,7 +304,7 @@ export function parsePresenceLine(rawLine: string): PresenceEvent | null {
   if (SESSION_STOPPING.test(message)) return { kind: 'stopping' };
   for (const [hint, pattern, kind] of PRESENCE_PATTERNS) {
     if (!message.includes(hint)) continue;
-    const match = pattern.exec(message);
+    const match = message.match(pattern);
     if (match !== null) return { kind, name: match[1] };
   }
   return null;
@@ -465,12 +465,12 @@ let machine: MachineConstants;
 
 /** Facts about the machine that do not change while it runs, learned once at start-up. */
 function readMachineConstants(): MachineConstants {
-  const memTotalKb = Number(/^MemTotal:\s+(\d+) kB/m.exec(fs.readFileSync('/proc/meminfo', 'latin1'))?.[1]);
+  const memTotalKb = Number(fs.readFileSync('/proc/meminfo', 'latin1').match(/^MemTotal:\s+(\d+) kB/m)?.[1]);
   const uptimeSeconds = Number(fs.readFileSync('/proc/uptime', 'latin1').split(' ')[0]);
   const bootMark = performance.now();
   // the first mapping's page size; getconf would mean a child process
   const smapsHead = readFileHead('/proc/self/smaps', 16 * 1024);
-  const pageKb = Number(/^KernelPageSize:\s+(\d+) kB/m.exec(smapsHead)?.[1] ?? 4);
+  const pageKb = Number(smapsHead.match(/^KernelPageSize:\s+(\d+) kB/m)?.[1] ?? 4);
   if (!(memTotalKb > 0) || !(uptimeSeconds > 0)) throw new Error('/proc/meminfo or /proc/uptime is unreadable');
   return {
     memTotalBytes: memTotalKb * 1024,
@@ -618,18 +618,22 @@ function statSignature(st: fs.Stats): string {
 
 const fileCache = new Map<string, { signature: string; value: unknown }>();
 
+/** A path's stat, or undefined when it does not exist; any other failure is a 500 naming it. */
+function statIfPresent(file: string): fs.Stats | undefined {
+  try {
+    return fs.statSync(file, { throwIfNoEntry: false });
+  } catch {
+    throw new HttpError(500, `${path.basename(file)} could not be read.`);
+  }
+}
+
 /**
  * A file parsed once and reused until it changes (a change is seen on the very next request: every call
  * stats the file), or undefined when it does not exist. An unreadable or unparsable file is a 500.
  */
 function readParsedFileIfPresent<T>(file: string, parse: (bytes: Buffer) => T): T | undefined {
   const name = path.basename(file);
-  let st: fs.Stats | undefined;
-  try {
-    st = fs.statSync(file, { throwIfNoEntry: false });
-  } catch {
-    throw new HttpError(500, `${name} could not be read.`);
-  }
+  const st = statIfPresent(file);
   if (st === undefined) return undefined;
   const signature = statSignature(st);
   const cached = fileCache.get(file);
@@ -1002,12 +1006,7 @@ let backupCache: { signature: string; checkedAtMs: number; files: BackupFile[]; 
 function listBackups(): string {
   const dir = config.backupDir;
   const name = path.basename(dir);
-  let st: fs.Stats | undefined;
-  try {
-    st = fs.statSync(dir, { throwIfNoEntry: false });
-  } catch {
-    throw new HttpError(500, `${name} could not be read.`);
-  }
+  const st = statIfPresent(dir);
   if (st === undefined) throw new HttpError(404, `${name} not found`);
   if (!st.isDirectory()) throw new HttpError(500, `${name} could not be read.`);
   const signature = statSignature(st);
@@ -1598,7 +1597,7 @@ function hasValidKey(req: IncomingMessage): boolean {
 /** The request target's path and query string. Absolute-form targets (`http://host/path`) are reduced to their path. */
 function splitTarget(target: string): [string, string] {
   // new URL('//api/status', base) would read `api` as a host: the target is split by hand
-  const origin = target.startsWith('/') ? null : /^https?:\/\/[^/?#]*/i.exec(target);
+  const origin = target.startsWith('/') ? null : target.match(/^https?:\/\/[^/?#]*/i);
   const rest = origin === null ? target : target.slice(origin[0].length) || '/';
   const q = rest.indexOf('?');
   return q < 0 ? [rest, ''] : [rest.slice(0, q), rest.slice(q + 1)];
