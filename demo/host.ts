@@ -38,7 +38,7 @@ export interface Host {
 
 const TMUX_SESSION = 'gameserver';
 // serv and servreport.sh put this variable (value: the root) into the environment of every process they start.
-const ROOT_MARKER = 'GAMESERVER_HOST_ROOT';
+export const ROOT_MARKER = 'GAMESERVER_HOST_ROOT';
 const GAME_READY_TIMEOUT_MS = 10_000;
 const PROCESS_EXIT_TIMEOUT_MS = 10_000;
 const COMMAND_TIMEOUT_MS = 10_000;

@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as http from 'node:http';
 import * as path from 'node:path';
-import { createHost, Host } from './host';
+import { createHost, Host, ROOT_MARKER } from './host';
 
 const DAEMON_SCRIPT = path.resolve(__dirname, '..', 'server.js');
 const START_UP_TIMEOUT_MS = 10_000;
@@ -31,6 +31,16 @@ function isTmuxInstalled(): Promise<boolean> {
 }
 
 /** Runs `serv start` as the daemon would: the daemon's environment, no key. */
+/** Without tmux: the game as a plain child with a pipe for stdin, marked so that host.remove() ends it. */
+function startGameWithoutConsole(host: Host): void {
+  const java = spawn(path.join(host.binDir, 'java'), [`-Dgameserver.console=${host.consoleRecord}`, '-jar', 'server.jar', 'nogui'], {
+    cwd: host.serverDir,
+    env: { ...host.daemonEnv(), [ROOT_MARKER]: host.root },
+    stdio: ['pipe', 'ignore', 'ignore'], // the pipe stays open: the game stops at the end of its input
+  });
+  java.unref();
+}
+
 function startGameWithServ(host: Host): Promise<number | null> {
   return new Promise((resolve, reject) => {
     const serv = spawn(path.join(host.binDir, 'serv'), ['start'], { env: host.daemonEnv(), stdio: 'inherit' });
@@ -140,9 +150,10 @@ async function main(): Promise<void> {
       const status = await startGameWithServ(host);
       if (status !== 0) process.stderr.write(`serv start exited with status ${status}; the game is not running.\n`);
     } else {
-      // The daemon checks that the game runs before it looks at the console: without a game the answer is 409.
-      process.stderr.write('tmux is not installed, so the simulated game cannot run: POST /api/command answers 409 '
-        + '"Game server is not running." (503 once a game runs outside tmux) and `serv start` fails.\n');
+      startGameWithoutConsole(host);
+      process.stderr.write('tmux is not installed: the simulated game runs without a console. Every read route works; '
+        + 'POST /api/command (and whitelist edits while the game runs) answer 503 "The game console is not available: '
+        + 'tmux is not installed.", and `serv start|stop|restart` fail.\n');
     }
     const key = randomBytes(32).toString('base64url');
     const port = process.env.PORT ?? '6767';
