@@ -168,6 +168,33 @@ function rawRequest(port: number, data: string | Buffer, { untilClose = false, h
   });
 }
 
+/** Writes `requests` to one socket in a single write (pipelining); resolves the replies in order once all arrived. */
+function sendPipelined(port: number, requests: string[]) {
+  return new Promise<Array<{ status: number; headers: string; json: any }>>((resolve, reject) => {
+    let received = Buffer.alloc(0);
+    const socket = net.connect(port, '127.0.0.1');
+    const timer = setTimeout(() => { socket.destroy(); reject(new Error(`pipelined: incomplete replies ${JSON.stringify(received.toString('latin1'))}`)); }, 15_000);
+    socket.on('data', (chunk: Buffer) => {
+      received = Buffer.concat([received, chunk]);
+      const replies: Array<{ status: number; headers: string; json: any }> = [];
+      for (let at = 0; replies.length < requests.length;) {
+        const end = received.indexOf('\r\n\r\n', at);
+        if (end < 0) return;
+        const headers = received.toString('latin1', at, end);
+        const bodyEnd = end + 4 + Number(/^content-length: *(\d+)$/im.exec(headers)?.[1] ?? 0);
+        if (received.length < bodyEnd) return;
+        replies.push({ status: Number(headers.split(' ')[1]), headers, json: JSON.parse(received.toString('utf8', end + 4, bodyEnd)) });
+        at = bodyEnd;
+      }
+      clearTimeout(timer);
+      socket.destroy();
+      resolve(replies);
+    });
+    socket.on('error', (err) => { clearTimeout(timer); reject(err); });
+    socket.write(requests.join(''));
+  });
+}
+
 interface SpawnOptions { wrap?: string[]; cwd?: string }   // wrap: a program that execs the daemon (prlimit ... --)
 
 /** Spawns dist/server.js; collects its output. */
@@ -848,6 +875,27 @@ describe('GET / and GET /api/report', () => {
     await waitFor(() => !isAlive(scriptPid) && !isAlive(childPid));
   });
 
+  test('GET /api/report answers the printed text when a child of the script leaves its process group holding stdout, and answers again', async () => {
+    const own = await makeSandbox(defer);
+    fs.writeFileSync(path.join(own.controlDir, 'report-mode'), 'escape\n');
+    const daemon = await startDaemon(own, defer);
+    const res = await daemon.get('/api/report');
+    assert.equal(res.status, 200);   // neither the 10 s timeout's 500 nor a reply held until the child ends
+    assertCommonHeaders(res.headers);
+    assert.deepEqual(Object.keys(res.json), ['ok', 'report']);
+    assert.match(res.json.report, /^Gameserver host report — .+\nHost: +.+\nUptime: +.+\nServer dir: +.+\nLast backup: +.*\n$/);
+    const scriptPid = Number(fileLines(own.reportRecord)[0]);
+    const escaped = Number(fileLines(path.join(own.controlDir, 'report-children'))[0]);
+    assert.equal(readOr(`/proc/${escaped}/comm`).toString(), 'sleep\n');
+    assert.ok(isAlive(escaped), 'the escaped sleep outlives the report: a kill of the script\'s group does not reach it');
+    assert.notEqual(procStat(escaped).pgrp, scriptPid);
+    const again = await daemon.get('/api/report');
+    assert.equal(again.status, 200);
+    assert.match(again.json.report, /^Gameserver host report — /);
+    await own.remove();   // the sleep carries the host's marker in its environment
+    assert.equal(isAlive(escaped), false);
+  });
+
   test('GET /api/report in flight when SIGTERM arrives still finishes, then the daemon exits 0', async () => {
     setMode('slow');
     const d = await startDaemon(host, defer);
@@ -1021,11 +1069,32 @@ describe('GET /api/players/online', () => {
     assert.deepEqual(await assertFullParse(fresh), ['Dave', 'Erin', 'Partial_Player']);
   });
 
+  test('GET /api/players/online counts the lines appended to latest.log after the last request when the log rolls before the next one', async () => {
+    assert.deepEqual(await assertFullParse(), ['Dave', 'Erin', 'Partial_Player']);   // read to its end
+    append('Dave left the game', 'Hank joined the game');
+    rolled += readOr(latest()).toString('utf8');
+    fs.renameSync(latest(), serverFile(host, 'logs/2099-01-01-2.log'));   // log4j renames, then compresses
+    fs.writeFileSync(latest(), `${P}Ivy joined the game\n`);
+    assert.deepEqual(await assertFullParse(), ['Erin', 'Hank', 'Ivy', 'Partial_Player']);
+    append('Hank left the game', 'Ivy left the game', 'Dave joined the game');
+    assert.deepEqual(await assertFullParse(), ['Dave', 'Erin', 'Partial_Player']);
+  });
+
   test('GET /api/players/online equals a full parse of the session after the log is truncated in place', async () => {
     rolled += readOr(latest()).toString('utf8');
     fs.truncateSync(latest(), 0);
     append('Frank joined the game', 'Erin left the game');
     assert.deepEqual(await assertFullParse(), ['Dave', 'Frank', 'Partial_Player']);
+  });
+
+  test('GET /api/players/online equals a full parse of the session after a copy-and-truncate written again past the old size', async () => {
+    assert.deepEqual(await assertFullParse(), ['Dave', 'Frank', 'Partial_Player']);   // read to its end
+    const oldSize = fs.statSync(latest()).size;
+    rolled += readOr(latest()).toString('utf8');
+    fs.truncateSync(latest(), 0);
+    append('Frank left the game', 'Jill joined the game', ...Array.from({ length: 20 }, (_, i) => `Filler line ${i} after the truncation`));
+    assert.ok(fs.statSync(latest()).size > oldSize);
+    assert.deepEqual(await assertFullParse(), ['Dave', 'Jill', 'Partial_Player']);
   });
 
   test('GET /api/players/online equals a full parse of the new latest.log once the game server restarts', async () => {
@@ -1042,6 +1111,17 @@ describe('GET /api/players/online', () => {
     const res = await d.get('/api/players/online');
     assert.equal(res.status, 200);
     assert.deepEqual(res.json, { ok: true, online: true, count: 0, players: [] });
+  });
+
+  test('GET /api/players/online counts nobody from a latest.log last written before the game started, until the game writes to it', async () => {
+    // an earlier run's log, not yet rolled: a player who never left, then the shutdown
+    fs.writeFileSync(latest(), `${P}Starting minecraft server version 1.21.4\n${P}Kim joined the game\n${P}Stopping server\n`);
+    fs.utimesSync(latest(), new Date('2020-01-01T00:00:00Z'), new Date('2020-01-01T00:00:00Z'));
+    const res = await d.get('/api/players/online');
+    assert.equal(res.status, 200);
+    assert.deepEqual(res.json, { ok: true, online: true, count: 0, players: [] });
+    append('Starting minecraft server version 1.21.4', 'Lou joined the game');   // a log config that appends
+    assert.deepEqual(await assertFullParse(), ['Lou']);
   });
 });
 
@@ -1094,6 +1174,14 @@ describe('GET /api/players/online while latest.log grows in pieces', () => {
       }
       assert.deepEqual(players, sorted(SAMPLE_PLAYERS[file] ?? []));
     });
+  });
+
+  test('GET /api/players/online counts a join that follows two consecutive lines longer than 1 MiB', async () => {
+    fs.appendFileSync(latest(), `\n${P}Starting minecraft server version 1.21.4\n${P}Bob joined the game\n${P}Bob left the game\n`);
+    assert.deepEqual(await online(), []);   // read to its end
+    const longLine = (fill: string) => `${P}<Alex> ${fill.repeat(1.5 * 1024 * 1024)}\n`;
+    fs.appendFileSync(latest(), `${longLine('a')}${longLine('b')}${P}Bob joined the game\n`);
+    assert.deepEqual(await online(), ['Bob']);
   });
 });
 
@@ -1288,6 +1376,21 @@ describe('GET /api/backups', () => {
     assert.deepEqual(removed.json.backups.map((b: { name: string }) => b.name),
       ['snapshot_2025-03-01_12-00-00.tar.gz', 'gameserver_backup_2025-02-01.tar.gz', 'restore_undo_2025-01-15.tar.gz']);
     assert.equal(removed.json.count, 3);
+  });
+
+  test('GET /api/backups shows an old archive overwritten in place with its new size and time within a few seconds', async () => {
+    const name = 'gameserver_backup_2025-02-01.tar.gz';
+    const file = path.join(host.backupDir, name);
+    const listed = await d.get('/api/backups');
+    assert.equal(listed.json.backups.find((b: { name: string }) => b.name === name)?.bytes, 1536);
+    const folder = () => { const st = fs.statSync(host.backupDir); return [st.ino, st.size, st.mtimeMs, st.ctimeMs]; };
+    const folderBefore = folder();
+    // same name, so the folder's entries and its stat stay as they were; the time of its source, as cp -p keeps it
+    fs.writeFileSync(file, Buffer.alloc(4096, 2));
+    fs.utimesSync(file, new Date('2025-07-01T00:00:00Z'), new Date('2025-07-01T00:00:00Z'));
+    assert.deepEqual(folder(), folderBefore);
+    const entry = await waitFor(async () => (await d.get('/api/backups')).json.backups.find((b: { name: string; bytes: number }) => b.name === name && b.bytes === 4096));
+    assert.deepEqual(entry, { name, type: 'full_backup', size: '4.00 KB', bytes: 4096, created: '2025-07-01T00:00:00.000Z' });
   });
 
   test('GET /api/backups answers an empty list for an empty folder and 404 naming the folder when it is missing', async () => {
@@ -1507,6 +1610,22 @@ describe('POST /api/server/* and POST /api/backup', () => {
     servPids.push((await waitFor(() => servCalls(host)[count])).pid);
   });
 
+  test('POST /api/backup answers 200, 409, 409 to three requests pipelined in one write, and runs serv backup -s once', async () => {
+    const fresh = await startDaemon(host, defer);   // no backup of its own is running yet
+    const before = servCalls(host).length;
+    const post = `POST /api/backup HTTP/1.1\r\nHost: 127.0.0.1\r\nX-API-Key: ${KEY}\r\nContent-Length: 0\r\n\r\n`;
+    const replies = await sendPipelined(fresh.port, [post, post, post]);
+    assert.deepEqual(replies.map((r) => [r.status, r.json]), [
+      [200, { ok: true, message: 'Backup triggered. Check /api/backups shortly.' }],
+      [409, { ok: false, error: MSG.backupRunning }],
+      [409, { ok: false, error: MSG.backupRunning }],
+    ]);
+    const call = await waitFor(() => servCalls(host)[before]);
+    // once it holds (serv-hold-seconds), any other serv started with it has long recorded its call
+    await waitFor(() => readOr(`/proc/${call.pid}/comm`).toString() === 'sleep\n');
+    assert.deepEqual(servCalls(host).slice(before).map((c) => c.argv), [['backup', '-s']]);
+  });
+
   test('POST /api/server/start|stop|restart each print one log line: time, client address, method, path, status, outcome', () => {
     for (const route of ['/api/server/start', '/api/server/stop', '/api/server/restart']) {
       const pattern = new RegExp(`^\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\d(\\.\\d+)?Z \\S+ POST ${route.replace(/\//g, '\\/')} 200 \\S.*$`);
@@ -1666,6 +1785,71 @@ describe('POST /api/command', () => {
     assertCommonHeaders(res.headers);
     assert.equal(res.headers.connection, 'close');
     assert.deepEqual(res.json, { ok: false, error: MSG.tooLarge });
+    await assertNothingSentSince(d, host, start);
+  });
+
+  test('POST /api/command logs a chunked body over 16 KiB as one write line with 413, and no unhandled rejection', async () => {
+    const body = bodyOf(20_000, 'say chunked and logged');
+    const res = await d.post('/api/command', [body.subarray(0, 10_000), body.subarray(10_000)], { key: KEY });
+    assert.deepEqual([res.status, res.json], [413, { ok: false, error: MSG.tooLarge }]);
+    const next = await d.post('/api/command', { command: 'say after the chunked 413' }, { key: KEY });
+    assert.equal(next.status, 200);
+    // the daemon writes its lines in order: the one before the next request's is the 413's
+    const [line] = await waitFor(() => {
+      const lines = d.stdout().split('\n');
+      const at = lines.findIndex((l) => l.endsWith(' POST /api/command 200 "Command sent: say after the chunked 413"'));
+      return at > 0 && lines.slice(at - 1, at);
+    });
+    assert.match(line, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z 127\.0\.0\.1 POST \/api\/command 413 "Request body is larger than 16384 bytes\."$/);
+    assert.ok(!/unhandled rejection|uncaught exception/.test(d.stdout() + d.stderr()), d.stdout());
+  });
+
+  test('POST /api/command keeps delivering after a `stop` with an argument, which vanilla refuses', async () => {
+    const start = mark();
+    const refused = await d.post('/api/command', { command: 'stop now' }, { key: KEY });
+    assert.deepEqual([refused.status, refused.json], [200, { ok: true, message: 'Command sent: stop now' }]);
+    const next = await d.post('/api/command', { command: 'say still here' }, { key: KEY });
+    assert.deepEqual([next.status, next.json], [200, { ok: true, message: 'Command sent: say still here' }]);
+    assert.equal(await consoleSince(host, start, 'stop now\nsay still here\n'), 'stop now\nsay still here\n');
+  });
+
+  test('POST /api/command answers 503 "the game server is stopping" after stop was sent through it, and types nothing more', async (t) => {
+    const [game] = findGamePids(host.serverDir);
+    const whitelist = serverFile(host, 'whitelist.json');
+    const stored = fs.readFileSync(whitelist);
+    // a game blocked reading a FIFO stands for one still saving its world: alive, in the foreground, reading no console
+    fs.rmSync(whitelist);
+    assert.equal(spawnSync('mkfifo', [whitelist]).status, 0);
+    const feed = () => {   // ends the game's read; ENXIO while nobody has the FIFO open for reading
+      try { const fd = fs.openSync(whitelist, fs.constants.O_WRONLY | fs.constants.O_NONBLOCK); fs.writeSync(fd, '[]'); fs.closeSync(fd); return true; } catch { return false; }
+    };
+    t.after(() => { feed(); fs.rmSync(whitelist); fs.writeFileSync(whitelist, stored); });
+    const start = mark();
+    const busy = await d.post('/api/command', { command: 'whitelist list' }, { key: KEY });
+    assert.equal(busy.status, 200);
+    await consoleSince(host, start, 'whitelist list\n');
+    const stop = await d.post('/api/command', { command: 'stop' }, { key: KEY });
+    assert.deepEqual([stop.status, stop.json], [200, { ok: true, message: 'Command sent: stop' }]);
+    const res = await d.post('/api/command', { command: 'say too late' }, { key: KEY });
+    assert.equal(res.status, 503);
+    assertCommonHeaders(res.headers);
+    assert.deepEqual(res.json, { ok: false, error: `${MSG.consolePrefix}the game server is stopping.` });
+    await waitFor(feed);
+    await waitFor(() => !isAlive(game));
+    assert.equal(consoleBytes(host).subarray(start).toString('utf8'), 'whitelist list\nstop\n');
+  });
+
+  test('POST /api/command answers 503 while latest.log of the running game says Stopping server, and delivers again once the game restarts', async () => {
+    await host.stopGame();   // the tmux session may outlive its game by a moment
+    await host.startGame();
+    const start = mark();
+    fs.appendFileSync(serverFile(host, 'logs/latest.log'), `${P}Stopping server\n`);
+    const res = await d.post('/api/command', { command: 'say while stopping' }, { key: KEY });
+    assert.equal(res.status, 503);
+    assertCommonHeaders(res.headers);
+    assert.deepEqual(res.json, { ok: false, error: `${MSG.consolePrefix}the game server is stopping.` });
+    await host.stopGame();
+    await host.startGame();   // a new latest.log, with its Starting line
     await assertNothingSentSince(d, host, start);
   });
 });
@@ -1901,6 +2085,18 @@ describe('POST /api/whitelist/add and /remove while the game server is stopped, 
     assert.deepEqual([res.status, res.json], [200, { ok: true, message: 'Alex is not on the whitelist.' }]);
     assert.deepEqual(fs.readFileSync(whitelist()), before);
   });
+
+  // Minecraft reads the flag with Boolean.valueOf: only "true", in any letter case and without blanks, is online
+  for (const [setting, player] of [['online-mode=False', 'Mixed_Case'], ['online-mode=false ', 'Trailing_Blank']]) {
+    test(`POST /api/whitelist/add writes the offline UUID without a lookup when server.properties says ${JSON.stringify(setting)}`, async () => {
+      fs.writeFileSync(serverFile(host, 'server.properties'), `white-list=true\n${setting}\n`);
+      const lookups = stubPaths.length;
+      const res = await d.post('/api/whitelist/add', { player }, { key: KEY });
+      assert.deepEqual([res.status, res.json], [200, { ok: true, message: `${player} added to whitelist.` }]);
+      assert.deepEqual(stored().find((e) => e.name === player), { uuid: offlineUuid(player), name: player });
+      assert.equal(stubPaths.length, lookups);
+    });
+  }
 });
 
 describe('POST /api/whitelist/add while the game server is stopped, online-mode=true', () => {
@@ -1952,6 +2148,16 @@ describe('POST /api/whitelist/add while the game server is stopped, online-mode=
       assert.deepEqual(fs.readFileSync(whitelist()), before);
     });
   }
+
+  test('POST /api/whitelist/add looks the player up, not the offline UUID, when server.properties says "online-mode=TRUE"', async () => {
+    fs.writeFileSync(serverFile(host, 'server.properties'), 'white-list=true\nonline-mode=TRUE\n');
+    const before = fs.readFileSync(whitelist());
+    const lookups = stubPaths.length;
+    const res = await d.post('/api/whitelist/add', { player: 'Upper_True' }, { key: KEY });
+    assert.deepEqual([res.status, res.json], [502, { ok: false, error: 'No Minecraft account is named Upper_True.' }]);
+    assert.deepEqual(stubPaths.slice(lookups), ['/Upper_True']);
+    assert.deepEqual(fs.readFileSync(whitelist()), before);
+  });
 });
 
 describe('POST /api/whitelist/add and /remove while the game server is stopped and whitelist.json is missing, unreadable, corrupt or cannot be written', () => {

@@ -1169,7 +1169,8 @@ async function deliverToConsole(command: string): Promise<void> {
   }
   // text and Enter in one tmux command sequence (`;`), so no other client's keys come between them
   await tmux(['send-keys', '-t', target, '-l', '--', command, ';', 'send-keys', '-t', target, 'Enter']);
-  if (/^stop(?: |$)/.test(command)) stopSentTo = gameIdentity(game);
+  // vanilla's stop takes no argument (`stop now` is refused and the game runs on); any other shutdown shows in its log
+  if (command === 'stop' || command === '/stop') stopSentTo = gameIdentity(game);
 }
 
 let stopSentTo = ''; // the game process this daemon typed `stop` into

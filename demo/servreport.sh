@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Simulated host report script for gameserver-api's tests and demo. demo/host.ts copies it to
 # <root>/bin/servreport.sh. Tests steer it with <root>/control/report-mode:
-# normal (default), slow (1 s, then the report), fail (text, exit 3), empty (nothing), hang (never ends).
+# normal (default), slow (1 s, then the report), fail (text, exit 3), empty (nothing), hang (never ends),
+# escape (the report, then a child that leaves the process group holding stdout open).
 set -u
 
 root=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/.." && pwd -P)
@@ -43,6 +44,18 @@ case ${mode:-normal} in
     sleep 300 &
     echo "$!" >> "$root/control/report-children"
     exec sleep 300
+    ;;
+  escape)
+    # A child outside the script's process group (setsid) that keeps stdout open after the script exits:
+    # no kill of the group reaches it, so the daemon must not wait for the pipe to close.
+    print_report
+    setsid sleep 300 &
+    child=$!
+    echo "$child" >> "$root/control/report-children"
+    # exit once it has left the group (setsid runs before the exec of sleep), or the daemon's kill of the group still reaches it
+    comm=
+    until [ "$comm" = sleep ]; do read -r comm 2>/dev/null < "/proc/$child/comm" || break; done
+    exit 0
     ;;
   *) echo "servreport: unknown report mode '$mode'" >&2; exit 2 ;;
 esac
