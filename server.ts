@@ -797,8 +797,15 @@ function lastLines(data: Buffer, count: number, fromFileStart: boolean): string[
   else if (found > 0) from = begin + 1; // the oldest piece is the end of a longer line
   else return [];
   if (from > end || (from === end && data.length === 0)) return [];
-  const lines = data.toString('utf8', from, end).split('\n');
-  for (let i = 0; i < lines.length; i++) if (lines[i].endsWith('\r')) lines[i] = lines[i].slice(0, -1);
+  // line by line: small strings die young, where one string of the whole block (often hundreds of KiB) would
+  // go to V8's large-object space, which only a full collection frees
+  const lines: string[] = [];
+  for (let at = from; at <= end; ) {
+    let lineEnd = data.indexOf(10, at);
+    if (lineEnd === -1 || lineEnd > end) lineEnd = end;
+    lines.push(data.toString('utf8', at, lineEnd > at && data[lineEnd - 1] === 13 ? lineEnd - 1 : lineEnd));
+    at = lineEnd + 1;
+  }
   return lines;
 }
 
