@@ -195,11 +195,15 @@ function sendPipelined(port: number, requests: string[]) {
   });
 }
 
+// The Node that runs the daemon: TEST_DAEMON_NODE=/path/to/node checks dist/server.js on another Node
+// version (18, the newest LTS) while the simulated host keeps the Node that runs the tests.
+const DAEMON_NODE = process.env.TEST_DAEMON_NODE || process.execPath;
+
 interface SpawnOptions { wrap?: string[]; cwd?: string }   // wrap: a program that execs the daemon (prlimit ... --)
 
 /** Spawns dist/server.js; collects its output. */
 function spawnDaemon(env: Record<string, string>, args: string[] = [], { wrap = [], cwd }: SpawnOptions = {}) {
-  const argv = [...wrap, process.execPath, DAEMON, ...args];
+  const argv = [...wrap, DAEMON_NODE, DAEMON, ...args];
   const child = spawn(argv[0], argv.slice(1), { env, cwd, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
@@ -1581,7 +1585,7 @@ describe('POST /api/server/* and POST /api/backup', () => {
       }
       servPids.push(call.pid);
       if (route === '/api/server/start') {
-        const [gamePid] = await waitFor(() => findGamePids(host.serverDir).length === 1 && findGamePids(host.serverDir));
+        const [gamePid] = await waitFor(() => { const pids = findGamePids(host.serverDir); return pids.length === 1 && pids; });
         const environ = fs.readFileSync(`/proc/${gamePid}/environ`, 'utf8').split('\0');
         assert.ok(!environ.some((v) => v.startsWith('API_KEY=')), 'the game server started by serv has no API_KEY');
       }
@@ -1890,7 +1894,7 @@ describe('POST /api/command when the console is not the game', () => {
 
   test('POST /api/command delivers to a game server that is the foreground job of the pane\'s shell', async () => {
     await typeIntoPane(host, `${host.binDir}/java -Dgameserver.console=${host.consoleRecord} -jar server.jar nogui`);
-    [game] = await waitFor(() => findGamePids(host.serverDir).length === 1 && findGamePids(host.serverDir));
+    [game] = await waitFor(() => { const pids = findGamePids(host.serverDir); return pids.length === 1 && pids; });
     await waitFor(foreground);
     const start = consoleBytes(host).length;
     const res = await d.post('/api/command', { command: 'say in the foreground' }, { key: KEY });

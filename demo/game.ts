@@ -308,6 +308,9 @@ function consoleRecordPath(argv: readonly string[]): string | null {
 
 /** Runs the simulated server in the current directory until `stop`, end of input, SIGTERM, SIGINT or SIGHUP. */
 export function runGame(options: GameOptions): void {
+  // The daemon finds the game by /proc/PID/comm, which is `java` for a real server. Node 22 and later name
+  // their main thread `node-MainThread`; setting the title makes libuv call prctl(PR_SET_NAME) back to `java`.
+  process.title = 'java';
   const startedMs = Date.now();
   process.stdout.on('error', () => undefined);   // the pane's terminal is gone after a hangup; the log file is what counts
   fs.mkdirSync('logs', { recursive: true });
