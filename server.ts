@@ -677,25 +677,34 @@ function whitelistPath(): string {
   return path.join(config.serverDir, 'whitelist.json');
 }
 
+// The parsers of the files read routes poll, made once: they run only when a file has changed
+const parseWhitelistJson = parseJsonFile('whitelist.json');
+const parseVersionHistory = parseJsonFile('version_history.json');
+const parseUserCache = parseJsonFile('usercache.json');
+
+function parseWhitelist(bytes: Buffer): WhitelistEntry[] {
+  const entries = parseWhitelistJson(bytes);
+  if (!Array.isArray(entries) || !entries.every((e) => typeof e === 'object' && e !== null && !Array.isArray(e))) {
+    throw new HttpError(500, 'whitelist.json is not a JSON array of entries.');
+  }
+  return entries as WhitelistEntry[];
+}
+
+function parseServerProperties(bytes: Buffer): Record<string, string> {
+  try {
+    return parseProperties(bytes);
+  } catch {
+    throw new HttpError(500, 'server.properties could not be parsed.');
+  }
+}
+
 /** whitelist.json's entries, exactly as stored. */
 function readWhitelist(): WhitelistEntry[] {
-  return readParsedFile(whitelistPath(), (bytes) => {
-    const entries = parseJsonFile('whitelist.json')(bytes);
-    if (!Array.isArray(entries) || !entries.every((e) => typeof e === 'object' && e !== null && !Array.isArray(e))) {
-      throw new HttpError(500, 'whitelist.json is not a JSON array of entries.');
-    }
-    return entries as WhitelistEntry[];
-  });
+  return readParsedFile(whitelistPath(), parseWhitelist);
 }
 
 function readServerProperties(): Record<string, string> {
-  return readParsedFile(path.join(config.serverDir, 'server.properties'), (bytes) => {
-    try {
-      return parseProperties(bytes);
-    } catch {
-      throw new HttpError(500, 'server.properties could not be parsed.');
-    }
-  });
+  return readParsedFile(path.join(config.serverDir, 'server.properties'), parseServerProperties);
 }
 
 let versionFiles: string[] = [];
@@ -704,7 +713,7 @@ let versionFiles: string[] = [];
 function readGameVersion(): string | undefined {
   for (const file of versionFiles) {
     try {
-      const history = readParsedFileIfPresent(file, parseJsonFile('version_history.json')) as { currentVersion?: unknown } | null | undefined;
+      const history = readParsedFileIfPresent(file, parseVersionHistory) as { currentVersion?: unknown } | null | undefined;
       if (typeof history?.currentVersion === 'string') return history.currentVersion;
     } catch {
       // the spec: version is simply left out when the file is unreadable
@@ -1260,7 +1269,7 @@ async function resolveProfile(player: string): Promise<Profile> {
 function findInUserCache(player: string): Profile | undefined {
   let cache: unknown;
   try {
-    cache = readParsedFile(path.join(config.serverDir, 'usercache.json'), parseJsonFile('usercache.json'));
+    cache = readParsedFile(path.join(config.serverDir, 'usercache.json'), parseUserCache);
   } catch {
     return undefined;
   }
@@ -1330,10 +1339,10 @@ const done = (message: string): Reply => json({ ok: true, message });
 const replyMemo = new WeakMap<object, Map<string, Reply>>();
 
 function memoReply(source: object, variant: string, build: () => Reply): Reply {
-  const replies = replyMemo.get(source) ?? new Map<string, Reply>();
-  replyMemo.set(source, replies);
-  const reply = replies.get(variant) ?? build();
-  replies.set(variant, reply);
+  let replies = replyMemo.get(source);
+  if (replies === undefined) replyMemo.set(source, (replies = new Map()));
+  let reply = replies.get(variant);
+  if (reply === undefined) replies.set(variant, (reply = build()));
   return reply;
 }
 
