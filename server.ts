@@ -1,18 +1,19 @@
 // gameserver-api: an HTTP/JSON API on port 6767 for one Minecraft (Java Edition) server host.
-// Public GET routes report on the game server (process, players, whitelist, logs, backups, properties,
-// a host report); POST routes, behind X-API-Key, steer it through the host's `serv` tool and its tmux console.
-// Callers: a chat relay that holds the key, and admins with curl. Run `node dist/server.js`; it is configured
-// by environment variables (README.md), under systemd from an EnvironmentFile of mode 600.
+// Public GET routes report on the game server (process, players, whitelist, logs, backups, properties, a host
+// report); POST routes, behind X-API-Key, steer it through the host's `serv` tool and the game's tmux console.
+// Callers: a chat relay that holds the key, and admins with curl. Run `node dist/server.js`, configured by
+// environment variables (README.md; under systemd from an EnvironmentFile of mode 600). docs/api.md is the contract.
 
 import { createServer, request as httpRequest, STATUS_CODES } from 'node:http';
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { execFile, spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import * as fs from 'node:fs';
+import { isIP } from 'node:net';
+import type { Socket } from 'node:net';
 import * as path from 'node:path';
-import { performance } from 'node:perf_hooks';
 import { gunzip } from 'node:zlib';
 
 // ---- Limits ----
@@ -24,35 +25,44 @@ const MAX_BODY_BYTES = 16 * 1024;
 const LINES_DEFAULT = 200;
 const LINES_MAX = 2_000;
 const COMMAND_MAX_CHARS = 1_000;
+const KEY_MIN_CHARS = 16;
 const TAIL_FIRST_BLOCK_BYTES = 16 * 1024; // then doubling: 200 lines take one read, 2000 a few
 const TAIL_BLOCK_MAX_BYTES = 1024 * 1024;
-const TAIL_MAX_BYTES = 16 * 1024 * 1024; // a tail never reads more than this, however long the lines
-const TAIL_REPLIES_KEPT = 4;
+const TAIL_MAX_BYTES = 4 * 1024 * 1024; // a tail never reads more than this, however long the lines
 const TAIL_READS_AT_ONCE = 4;
-const PRESENCE_CHUNK_BYTES = 1024 * 1024; // also the longest line presence looks at: no event line is near it
+const TAIL_REPLIES_KEPT = 4;
+const PRESENCE_CHUNK_BYTES = 1024 * 1024;
+const PRESENCE_LINE_MAX_BYTES = 4 * 1024; // no event line is near it; longer lines are skipped unread
 const HEAD_BYTES = 64; // of a followed log, kept to notice it was truncated and written again
 const ARCHIVE_MAX_FILES = 8;
 const ARCHIVE_MAX_BYTES = 64 * 1024 * 1024; // decompressed, all archives together
+const SESSION_START_SLACK_MS = 2_000; // log times have whole seconds; the process start has 10 ms ticks
 const SMALL_FILE_MAX_BYTES = 16 * 1024 * 1024; // server.properties, whitelist.json, usercache.json, version files
-const BACKUP_LIVE_WINDOW_MS = 60_000; // an archive modified this recently may still be growing: re-stat it
-const BACKUP_RESTAT_MS = 2_000; // every archive is re-statted at most this often, whatever the request rate
-const PROCESS_SCAN_REUSE_MS = 5_000;
+const TIMESTAMP_GRANULARITY_MS = 50; // coarse (jiffy) file timestamps before Linux 6.13, with a margin
+const BACKUP_LISTING_MAX_AGE_MS = 50; // docs/api.md#get-apibackups: an archive changed in place shows within 100 ms
+const PROCESS_SCAN_MAX_AGE_MS = 50; // a scan that found no game is reused this long while no process was created
 const REPORT_TIMEOUT_MS = 10_000;
 const REPORT_REUSE_MS = 5_000;
 const REPORT_MAX_BYTES = 1024 * 1024;
 const REPORT_DRAIN_MS = 500; // after the script exits, for its output still in the pipe
 const TMUX_TIMEOUT_MS = 5_000;
-const LOOKUP_TIMEOUT_MS = 5_000;
+const LOOKUP_IDLE_TIMEOUT_MS = 5_000;
+const LOOKUP_DEADLINE_MS = 5_000; // the whole lookup: a server that drips bytes never holds an edit longer
 const LOOKUP_MAX_BYTES = 64 * 1024;
 const HEADERS_TIMEOUT_MS = 10_000;
 const REQUEST_TIMEOUT_MS = 10_000; // a whole request: bodies are 16 KiB at most
 const KEEP_ALIVE_TIMEOUT_MS = 5_000;
 const SHUTDOWN_GRACE_MS = 5_000;
+const MAX_CONNECTIONS = 512;
+const REPLY_BYTES_IN_FLIGHT_MAX = 32 * 1024 * 1024; // replies written but not yet taken by the kernel
+const REPLY_DRAIN_TIMEOUT_MS = 10_000;
 const CLOCK_TICKS_PER_SECOND = 100; // USER_HZ: /proc reports clock_t in 1/100 s on every Linux architecture
 
 const DISABLED_MESSAGE = 'Write endpoints are disabled: no API_KEY is configured.';
 const UNAUTHORIZED_MESSAGE = 'Unauthorized — X-API-Key required for write endpoints.';
 const NO_KEY_WARNING = '[WARN] No API_KEY set — write endpoints are disabled until one is configured.';
+const CONSOLE_UNAVAILABLE = 'The game console is not available: ';
+const BUSY_MESSAGE = 'The server is busy; try again shortly.';
 
 // ---- Errors ----
 
@@ -68,7 +78,7 @@ export class ConfigError extends Error {}
 
 // ---- Configuration ----
 
-interface Config {
+export interface Config {
   apiKey: string | undefined; // undefined: writes disabled (unset or empty)
   port: number;
   host: string | undefined;
@@ -80,7 +90,12 @@ interface Config {
   tmuxSession: string;
   tmuxSocket: string | undefined;
   profileLookupUrl: string;
+  consoleShellPane: 'refuse' | 'allow';
+  childEnv: Readonly<Record<string, string>>; // the daemon's environment without its secrets, for every child
 }
+
+// docs/api.md#configuration: no child (serv, tmux, the report script, and so the game) inherits these
+const SECRET_VARIABLES = ['API_KEY', 'API_KEY_FILE', 'EVENT_WEBHOOK_SECRET'];
 
 /** Reads and checks every setting once; throws ConfigError naming the variable, the range and the value. */
 export function readConfig(env: NodeJS.ProcessEnv, cwd: string): Readonly<Config> {
@@ -103,8 +118,14 @@ export function readConfig(env: NodeJS.ProcessEnv, cwd: string): Readonly<Config
   if (host !== undefined && !/^[A-Za-z0-9.:%_-]{1,255}$/.test(host)) {
     throw new ConfigError(`HOST must be an IP address or host name; got ${JSON.stringify(host)}.`);
   }
+  const shellPane = text('CONSOLE_SHELL_PANE') ?? 'refuse';
+  if (shellPane !== 'refuse' && shellPane !== 'allow') {
+    throw new ConfigError(`CONSOLE_SHELL_PANE must be refuse or allow; got ${JSON.stringify(shellPane)}.`);
+  }
+  const childEnv: Record<string, string> = {};
+  for (const [name, value] of Object.entries(env)) if (value !== undefined && !SECRET_VARIABLES.includes(name)) childEnv[name] = value;
   return Object.freeze({
-    apiKey: text('API_KEY'),
+    apiKey: readApiKey(text('API_KEY'), text('API_KEY_FILE') === undefined ? undefined : path.resolve(cwd, text('API_KEY_FILE')!)),
     port: Number(rawPort),
     host,
     serverDir,
@@ -115,21 +136,1559 @@ export function readConfig(env: NodeJS.ProcessEnv, cwd: string): Readonly<Config
     tmuxSession: session,
     tmuxSocket: text('TMUX_SOCKET') === undefined ? undefined : path.resolve(cwd, text('TMUX_SOCKET')!),
     profileLookupUrl: lookup,
+    consoleShellPane: shellPane,
+    childEnv: Object.freeze(childEnv),
   });
 }
 
-/** The start-up summary: every setting but the key. */
+/** The key from API_KEY or from the file API_KEY_FILE names (docs/api.md#key-from-a-file); never printed. */
+function readApiKey(inline: string | undefined, file: string | undefined): string | undefined {
+  if (inline !== undefined && file !== undefined) throw new ConfigError('API_KEY and API_KEY_FILE are both set; set only one of them.');
+  let key = inline;
+  let name = 'API_KEY';
+  if (file !== undefined) {
+    name = 'API_KEY_FILE';
+    try {
+      key = readSmallFileSync(file).toString('utf8').replace(/\r?\n$/, '');
+    } catch (err) {
+      throw new ConfigError(`API_KEY_FILE must name a readable regular file; got ${JSON.stringify(file)} (${describeError(err)}).`);
+    }
+  }
+  if (key === undefined) return undefined;
+  // a header carries visible ASCII: a key with a space, a control or a non-ASCII character could never be sent
+  const sendable = /^[\x21-\x7e]*$/.test(key);
+  if (!sendable || key.length < KEY_MIN_CHARS) {
+    throw new ConfigError(`${name} must hold a key of ${KEY_MIN_CHARS} or more printable ASCII characters without spaces; got ${key.length} characters${sendable ? '' : ', not all of them printable ASCII'}.`);
+  }
+  return key;
+}
+
+/** The start-up summary: every setting but the secrets. */
 function describeConfig(c: Config): string {
   return [
     `SERVER_DIR=${c.serverDir}`, `BACKUP_DIR=${c.backupDir}`, `SNAPSHOT_LOG=${c.snapshotLog}`,
     `SERV_BIN=${c.servBin}`, `REPORT_SCRIPT=${c.reportScript}`, `TMUX_SESSION=${c.tmuxSession}`,
     `TMUX_SOCKET=${c.tmuxSocket ?? '(tmux default)'}`, `PROFILE_LOOKUP_URL=${c.profileLookupUrl}`,
+    `CONSOLE_SHELL_PANE=${c.consoleShellPane}`,
     c.apiKey === undefined ? 'writes disabled' : 'writes enabled',
   ].join(', ');
 }
 
-// Set once by main(); handlers read it. Tests import the pure functions without it.
-let config: Readonly<Config>;
+// ---- Routes ----
+
+/** A route of the API. The table below is the only list: dispatch, 405's Allow and GET /api come from it. */
+interface Route {
+  method: 'GET' | 'POST';
+  path: string; // exact; no parameters in this API
+  auth: boolean; // write routes: 503, then 401, then the body (docs/api.md#write-routes)
+  summary: string;
+  handler: (host: Host, request: Request) => Reply | Promise<Reply>;
+}
+
+const routes: readonly Route[] = [
+  { method: 'GET', path: '/', auth: false, summary: 'The host report as text', handler: getReportText },
+  { method: 'GET', path: '/api', auth: false, summary: 'This index of routes', handler: getIndex },
+  { method: 'GET', path: '/api/status', auth: false, summary: 'The game server process', handler: getStatus },
+  { method: 'GET', path: '/api/players/online', auth: false, summary: 'Players online, from latest.log', handler: getOnlinePlayers },
+  { method: 'GET', path: '/api/players/whitelist', auth: false, summary: 'whitelist.json as stored', handler: getWhitelist },
+  { method: 'GET', path: '/api/logs/latest', auth: false, summary: 'The last lines of latest.log', handler: getLatestLog },
+  { method: 'GET', path: '/api/logs/snapshot', auth: false, summary: 'The last lines of the snapshot log', handler: getSnapshotLog },
+  { method: 'GET', path: '/api/backups', auth: false, summary: 'The .tar.gz backups, newest first', handler: getBackups },
+  { method: 'GET', path: '/api/properties', auth: false, summary: 'server.properties, secrets redacted', handler: getProperties },
+  { method: 'GET', path: '/api/report', auth: false, summary: 'The host report as JSON', handler: getReportJson },
+  { method: 'POST', path: '/api/server/start', auth: true, summary: 'Issue `serv start`', handler: (host) => runServ(host, ['start'], 'Server start command issued.') },
+  { method: 'POST', path: '/api/server/stop', auth: true, summary: 'Issue `serv stop`', handler: (host) => runServ(host, ['stop'], 'Server stop command issued.') },
+  { method: 'POST', path: '/api/server/restart', auth: true, summary: 'Issue `serv restart`', handler: (host) => runServ(host, ['restart'], 'Server restart command issued.') },
+  { method: 'POST', path: '/api/command', auth: true, summary: 'Type a command into the game console', handler: postCommand },
+  { method: 'POST', path: '/api/whitelist/add', auth: true, summary: 'Add a player to the whitelist', handler: (host, request) => postWhitelistEdit(host, request, 'add') },
+  { method: 'POST', path: '/api/whitelist/remove', auth: true, summary: 'Remove a player from the whitelist', handler: (host, request) => postWhitelistEdit(host, request, 'remove') },
+  { method: 'POST', path: '/api/backup', auth: true, summary: 'Run `serv backup -s` in the background', handler: postBackup },
+];
+
+// path → method → route. A duplicate is a programming error: fail at load, like Go's ServeMux.
+const table = new Map<string, Map<string, Route>>();
+for (const route of routes) {
+  const byMethod = table.get(route.path) ?? new Map<string, Route>();
+  if (byMethod.has(route.method)) throw new Error(`duplicate route ${route.method} ${route.path}`);
+  table.set(route.path, byMethod.set(route.method, route));
+}
+
+function allowHeader(methods: Iterable<string>): string {
+  const allowed = new Set<string>([...methods, 'OPTIONS']);
+  if (allowed.has('GET')) allowed.add('HEAD');
+  return [...allowed].sort().join(', ');
+}
+
+// path → the Allow list of 405 and of the preflight, worked out once; and every method of the API, for CONNECT
+const allowByPath = new Map([...table].map(([pathname, byMethod]) => [pathname, allowHeader(byMethod.keys())]));
+const ALLOW_ANY = allowHeader(routes.map((r) => r.method));
+
+// ---- Route handlers ----
+
+/** What a handler answers. `outcome` is what the write log prints: the message, or the error. */
+interface Reply {
+  status: number;
+  body: string; // serialised JSON, or the text of a text/plain reply
+  text?: boolean;
+  headers?: Record<string, string>;
+  outcome?: string;
+}
+
+interface Request {
+  req: IncomingMessage;
+  search: string; // the query string after `?`, or ''
+  reveal: boolean; // the valid key was sent: public reads show secrets and addresses as stored
+  allowBody(): void; // answers `Expect: 100-continue` once the checks before the body have passed
+}
+
+const json = (value: object, status = 200): Reply => ({ status, body: JSON.stringify(value) });
+const done = (message: string, status = 200): Reply => ({ status, body: JSON.stringify({ ok: true, message }), outcome: message });
+
+// The index never changes: serialised once (docs/performance.md: GET /api)
+const indexReply: Reply = json({
+  ok: true,
+  service: SERVICE_NAME,
+  version: VERSION,
+  endpoints: routes.map((r) => ({ method: r.method, route: r.path, auth_required: r.auth })),
+});
+
+function getIndex(): Reply {
+  return indexReply;
+}
+
+function getStatus(host: Host): Reply {
+  const game = host.game.find();
+  if (game === undefined) return json({ ok: true, online: false });
+  const version = readGameVersion(host);
+  return json({
+    ok: true,
+    online: true,
+    pid: game.pid,
+    uptime: formatUptime(host.clock.secondsSinceBoot() - game.startTicks / CLOCK_TICKS_PER_SECOND),
+    memory: formatMemory(game.residentBytes, host.clock.memTotalBytes),
+    ...(version === undefined ? {} : { version }),
+  });
+}
+
+async function getOnlinePlayers(host: Host): Promise<Reply> {
+  const game = host.game.find();
+  // the spec: offline means no players, and the log is not read
+  if (game === undefined) return json({ ok: true, online: false, players: [] });
+  const session = await host.presence.read(game);
+  return json({ ok: true, online: true, count: session.players.size, players: [...session.players] });
+}
+
+function getWhitelist(host: Host): Reply {
+  const whitelist = readWhitelist(host);
+  return json({ ok: true, count: whitelist.length, whitelist });
+}
+
+function getProperties(host: Host, { reveal }: Request): Reply {
+  return json({ ok: true, properties: redactProperties(readServerProperties(host), reveal) });
+}
+
+function getBackups(host: Host): Reply {
+  return { status: 200, body: host.backups.listing() };
+}
+
+function getLatestLog(host: Host, request: Request): Promise<Reply> {
+  return host.tails.reply(latestLogPath(host.config), 'latest.log', request);
+}
+
+function getSnapshotLog(host: Host, request: Request): Promise<Reply> {
+  // the spec's constant name, whatever path SNAPSHOT_LOG gives
+  return host.tails.reply(host.config.snapshotLog, '/var/log/gameserver_snapshot.log', request);
+}
+
+async function getReportText(host: Host): Promise<Reply> {
+  try {
+    return { status: 200, body: await host.report.read(), text: true };
+  } catch (err) {
+    // docs/api.md#get-: GET / fails as text/plain, like it succeeds
+    if (err instanceof HttpError) return { status: err.status, body: err.message, text: true };
+    throw err;
+  }
+}
+
+async function getReportJson(host: Host): Promise<Reply> {
+  return json({ ok: true, report: await host.report.read() });
+}
+
+async function runServ(host: Host, args: readonly string[], message: string): Promise<Reply> {
+  await launchServ(host.config, args);
+  return done(message);
+}
+
+async function postBackup(host: Host): Promise<Reply> {
+  await host.backups.start();
+  return done('Backup triggered. Check /api/backups shortly.');
+}
+
+async function postCommand(host: Host, request: Request): Promise<Reply> {
+  const command = validateCommand((await readJsonObject(request)).command);
+  await host.console.send(command);
+  return done(`Command sent: ${command}`);
+}
+
+async function postWhitelistEdit(host: Host, request: Request, action: 'add' | 'remove'): Promise<Reply> {
+  const player = validatePlayer((await readJsonObject(request)).player);
+  return host.whitelist.edit(action, player);
+}
+
+/** The request body as a JSON object, read once and bounded; its Content-Type is not looked at (curl -d). */
+async function readJsonObject(request: Request): Promise<Record<string, unknown>> {
+  request.allowBody();
+  const bytes = await readBody(request.req);
+  let value: unknown;
+  try {
+    // strict UTF-8: a lenient decode would turn bad bytes into U+FFFD and type that into the console
+    value = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes));
+  } catch {
+    throw new HttpError(400, 'Request body must be a JSON object.');
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new HttpError(400, 'Request body must be a JSON object.');
+  return value as Record<string, unknown>;
+}
+
+async function readBody(req: IncomingMessage): Promise<Buffer> {
+  // Connection: close, or clients may see a reset instead of the 413 while they are still sending
+  const tooLarge = (): HttpError => new HttpError(413, 'Request body is larger than 16384 bytes.', { Connection: 'close' });
+  if (Number(req.headers['content-length'] ?? 0) > MAX_BODY_BYTES) throw tooLarge();
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > MAX_BODY_BYTES) throw tooLarge(); // chunked bodies announce no length
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks);
+}
+
+// ---- The daemon: one object per concern, all made here ----
+
+/** What the handlers reach of the host: each concern keeps its own state. */
+interface Host {
+  config: Readonly<Config>;
+  clock: Clock;
+  game: GameFinder;
+  files: FileCache;
+  presence: Presence;
+  tails: TailReader;
+  backups: Backups;
+  report: ReportRunner;
+  console: GameConsole;
+  whitelist: WhitelistEditor;
+}
+
+export interface Daemon {
+  server: Server;
+  /**
+   * Stops listening and ends idle connections; requests in flight get `graceMs` to finish. Then a report script
+   * still running is ended with its process group, remaining connections are closed, and so are open files.
+   */
+  close(graceMs?: number): Promise<void>;
+}
+
+/** Builds a daemon from its configuration. Nothing is shared between two daemons of one process. */
+export function createDaemon(config: Readonly<Config>): Daemon {
+  const clock = readClock();
+  const game = createGameFinder(config, clock);
+  const files = createFileCache();
+  const presence = createPresence(config, clock);
+  const gameConsole = createGameConsole(config, game, presence);
+  const host: Host = {
+    config,
+    clock,
+    game,
+    files,
+    presence,
+    tails: createTailReader(),
+    backups: createBackups(config),
+    report: createReportRunner(config),
+    console: gameConsole,
+    whitelist: createWhitelistEditor(config, game, files, gameConsole),
+  };
+  const server = createHttpServer(host);
+  let closing: Promise<void> | undefined;
+  const close = (graceMs = SHUTDOWN_GRACE_MS): Promise<void> => {
+    closing ??= (async () => {
+      const drained = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([drained, new Promise<void>((resolve) => (timer = setTimeout(resolve, graceMs)))]);
+      clearTimeout(timer);
+      host.report.stop();
+      server.closeAllConnections();
+      await Promise.allSettled([presence.close(), game.close(), clock.close()]);
+    })();
+    return closing;
+  };
+  return { server, close };
+}
+
+// ---- Host access: the clock and the machine ----
+
+interface Clock {
+  memTotalBytes: number;
+  pageSizeBytes: number;
+  /** Seconds since boot by the clock process start times count in (it runs on during a suspend). */
+  secondsSinceBoot(): number;
+  /** When a process that started `startTicks` after boot started, on the wall clock. */
+  startedAtMs(startTicks: number): number;
+  close(): Promise<void>;
+}
+
+/** Facts that do not change while the machine runs, and /proc/uptime kept open: one read per use. */
+function readClock(): Clock {
+  const memTotalKb = Number(readProcText('/proc/meminfo', 4096).match(/^MemTotal:\s+(\d+) kB/m)?.[1]);
+  // the first mapping's page size; getconf would mean a child process
+  const pageKb = Number(readProcText('/proc/self/smaps', 16 * 1024).match(/^KernelPageSize:\s+(\d+) kB/m)?.[1] ?? 4);
+  if (!(memTotalKb > 0)) throw new Error('/proc/meminfo is unreadable');
+  const uptimeFd = fs.openSync('/proc/uptime', 'r');
+  const buffer = Buffer.allocUnsafe(64);
+  const secondsSinceBoot = (): number => {
+    // CLOCK_BOOTTIME, like the start times in /proc/PID/stat: a monotonic clock stops while the machine sleeps
+    const length = fs.readSync(uptimeFd, buffer, 0, buffer.length, 0);
+    return parseFloat(buffer.toString('latin1', 0, length));
+  };
+  if (!(secondsSinceBoot() > 0)) throw new Error('/proc/uptime is unreadable');
+  return {
+    memTotalBytes: memTotalKb * 1024,
+    pageSizeBytes: pageKb * 1024,
+    secondsSinceBoot,
+    startedAtMs: (startTicks) => Date.now() - (secondsSinceBoot() - startTicks / CLOCK_TICKS_PER_SECOND) * 1000,
+    close: async () => fs.closeSync(uptimeFd),
+  };
+}
+
+/** The first bytes of a small generated file: one open, one read, one close. */
+function readProcText(file: string, maxBytes: number): string {
+  const buffer = Buffer.allocUnsafe(maxBytes);
+  const fd = fs.openSync(file, 'r');
+  try {
+    return buffer.toString('latin1', 0, fs.readSync(fd, buffer, 0, maxBytes, null));
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+// ---- Host access: the game process in /proc ----
+
+interface GameProcess {
+  pid: number;
+  startTicks: number; // clock ticks after boot: with the pid, it names this process and no later one
+  residentBytes: number; // read when the process was found or checked, for this request
+}
+
+interface GameFinder {
+  /** The game server process: `fresh` rescans /proc when the last scan found none (writes ask for it). */
+  find(options?: { fresh?: boolean }): GameProcess | undefined;
+  close(): Promise<void>;
+}
+
+/**
+ * decisions on the game process (docs/api.md#finding-the-game-server): the oldest process named `java` whose working
+ * directory is SERVER_DIR. The one found is followed through its /proc/PID/statm kept open: one read gives its
+ * resident memory, and fails (or reads zeros, for a zombie) once that process is gone, even when its pid is reused.
+ */
+function createGameFinder(config: Readonly<Config>, clock: Clock): GameFinder {
+  const realServerDir = fs.realpathSync(config.serverDir);
+  const buffer = Buffer.allocUnsafe(4096);
+  let followed: { fd: number; game: GameProcess } | undefined;
+  let lastScan = { atMs: -Infinity, lastPid: '' };
+
+  const forget = (): void => {
+    if (followed !== undefined) fs.closeSync(followed.fd);
+    followed = undefined;
+  };
+
+  // statm: the kernel sums nothing for it, where /proc/PID/stat adds up every thread's times (a JVM has dozens)
+  const check = (): GameProcess | undefined => {
+    if (followed === undefined) return undefined;
+    let resident = 0;
+    try {
+      const length = fs.readSync(followed.fd, buffer, 0, buffer.length, 0);
+      resident = Number(buffer.toString('latin1', 0, length).split(' ')[1]);
+    } catch {
+      // ESRCH: the process has exited
+    }
+    if (!(resident > 0)) return void forget();
+    followed.game.residentBytes = resident * clock.pageSizeBytes;
+    return followed.game;
+  };
+
+  const scan = (): GameProcess | undefined => {
+    let oldest: ProcStat | undefined;
+    for (const entry of fs.readdirSync('/proc')) {
+      if (!/^[0-9]+$/.test(entry)) continue;
+      const stat = readProcStat(Number(entry));
+      if (stat === undefined || !isLiveJava(stat)) continue;
+      if (oldest !== undefined && (stat.startTicks > oldest.startTicks || (stat.startTicks === oldest.startTicks && stat.pid > oldest.pid))) continue;
+      if (isInDir(stat.pid, realServerDir)) oldest = stat;
+    }
+    if (oldest === undefined) return undefined;
+    try {
+      followed = { fd: fs.openSync(`/proc/${oldest.pid}/statm`, 'r'), game: { pid: oldest.pid, startTicks: oldest.startTicks, residentBytes: 0 } };
+    } catch {
+      return undefined; // it exited meanwhile
+    }
+    // the pid may have been reused between the scan and the open: the start time tells
+    if (readProcStat(oldest.pid)?.startTicks !== oldest.startTicks) return void forget();
+    return check();
+  };
+
+  return {
+    find({ fresh = false } = {}) {
+      const known = check();
+      if (known !== undefined) return known;
+      // no fork since the last scan (last pid of /proc/loadavg) and a recent scan: nothing new can be java
+      const lastPid = lastCreatedPid();
+      if (!fresh && lastPid === lastScan.lastPid && performance.now() - lastScan.atMs < PROCESS_SCAN_MAX_AGE_MS) return undefined;
+      lastScan = { atMs: performance.now(), lastPid };
+      return scan();
+    },
+    close: async () => forget(),
+  };
+}
+
+/** The newest PID the kernel handed out (last field of /proc/loadavg). */
+function lastCreatedPid(): string {
+  return readProcText('/proc/loadavg', 128).trim().split(' ').pop() ?? '';
+}
+
+interface ProcStat {
+  pid: number;
+  comm: string;
+  state: string;
+  pgrp: number;
+  ttyNr: number;
+  tpgid: number;
+  startTicks: number;
+}
+
+/** /proc/PID/stat, or undefined when the process is gone. */
+function readProcStat(pid: number): ProcStat | undefined {
+  try {
+    return parseProcStat(pid, readProcText(`/proc/${pid}/stat`, 4096));
+  } catch {
+    return undefined;
+  }
+}
+
+function parseProcStat(pid: number, stat: string): ProcStat {
+  // field 2 is the name in parentheses and may itself hold spaces and `)`: split at the last `)`
+  const close = stat.lastIndexOf(')');
+  const fields = stat.slice(close + 2).split(' ');
+  return {
+    pid,
+    comm: stat.slice(stat.indexOf('(') + 1, close),
+    state: fields[0],
+    pgrp: Number(fields[2]),
+    ttyNr: Number(fields[4]),
+    tpgid: Number(fields[5]),
+    startTicks: Number(fields[19]),
+  };
+}
+
+// an exited game whose parent has not reaped it yet (a container's PID 1 may never) is a zombie named java
+const isLiveJava = (stat: ProcStat): boolean => stat.comm === 'java' && stat.state !== 'Z' && stat.state !== 'X';
+
+function isInDir(pid: number, realDir: string): boolean {
+  try {
+    // another user's process gives EACCES: it cannot be ours (the API runs as the game's user)
+    return fs.readlinkSync(`/proc/${pid}/cwd`) === realDir;
+  } catch {
+    return false;
+  }
+}
+
+// ---- Host access: files ----
+
+const OPEN_FOR_READING = fs.constants.O_RDONLY | fs.constants.O_NONBLOCK | fs.constants.O_NOCTTY;
+
+/**
+ * Opens a file the daemon reads. O_NONBLOCK, then fstat: a FIFO, socket or device put where a file belongs can
+ * neither block a thread in open() nor be read (docs/api.md#files-that-are-not-files). Missing: 404; not a regular
+ * file: 500; unreadable: 500; each naming the file.
+ */
+function openRegularFileSync(file: string, name = path.basename(file)): { fd: number; stat: fs.Stats } {
+  let fd: number;
+  try {
+    fd = fs.openSync(file, OPEN_FOR_READING);
+  } catch (err) {
+    throw fileError(err, name);
+  }
+  let stat: fs.Stats;
+  try {
+    stat = fs.fstatSync(fd);
+  } catch (err) {
+    fs.closeSync(fd);
+    throw fileError(err, name);
+  }
+  if (!stat.isFile()) {
+    fs.closeSync(fd);
+    throw new HttpError(500, `${name} is not a regular file.`);
+  }
+  return { fd, stat };
+}
+
+/** The same as a FileHandle, for reads on libuv's threads. */
+async function openRegularFile(file: string, name = path.basename(file)): Promise<{ handle: fs.promises.FileHandle; stat: fs.Stats }> {
+  let handle: fs.promises.FileHandle;
+  try {
+    handle = await fs.promises.open(file, OPEN_FOR_READING);
+  } catch (err) {
+    throw fileError(err, name);
+  }
+  try {
+    const stat = await handle.stat();
+    if (!stat.isFile()) throw new HttpError(500, `${name} is not a regular file.`);
+    return { handle, stat };
+  } catch (err) {
+    await handle.close();
+    throw err instanceof HttpError ? err : fileError(err, name);
+  }
+}
+
+function fileError(err: unknown, name: string): HttpError {
+  const code = (err as NodeJS.ErrnoException).code;
+  if (code === 'ENOENT' || code === 'ENOTDIR') return new HttpError(404, `${name} not found`);
+  // open() of a socket gives ENXIO: it is no more a file than a FIFO
+  if (code === 'ENXIO' || code === 'EISDIR') return new HttpError(500, `${name} is not a regular file.`);
+  return new HttpError(500, `${name} could not be read.`);
+}
+
+/** A small regular file's bytes (at most SMALL_FILE_MAX_BYTES), read without blocking on what is not a file. */
+function readSmallFileSync(file: string): Buffer {
+  const { fd, stat } = openRegularFileSync(file);
+  try {
+    if (stat.size > SMALL_FILE_MAX_BYTES) throw new HttpError(500, `${path.basename(file)} could not be read.`);
+    const buffer = Buffer.allocUnsafe(stat.size);
+    let filled = 0;
+    while (filled < buffer.length) {
+      const length = fs.readSync(fd, buffer, filled, buffer.length - filled, filled);
+      if (length === 0) break; // it shrank meanwhile
+      filled += length;
+    }
+    return buffer.subarray(0, filled);
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/** What identifies a file's content without reading it: a rewrite changes the inode, size, mtime or ctime. */
+function statSignature(st: fs.Stats): string {
+  return `${st.dev}:${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}`;
+}
+
+/**
+ * Whether a file read at `readAtMs` can be taken to be unchanged while its stat stays the same (git's racy rule):
+ * not when its mtime is within the timestamp granularity of that moment, since a write in the same tick would leave
+ * the stat as it was. Whole-second mtimes mean a filesystem that keeps whole seconds.
+ */
+function isSettled(mtimeMs: number, readAtMs: number): boolean {
+  const granularityMs = mtimeMs % 1000 === 0 ? 1000 : TIMESTAMP_GRANULARITY_MS;
+  return readAtMs - mtimeMs > granularityMs;
+}
+
+interface FileCache {
+  /** A file parsed once and reused while its stat shows no change; undefined when it does not exist. */
+  readIfPresent<T>(file: string, parse: (bytes: Buffer) => T): T | undefined;
+  read<T>(file: string, parse: (bytes: Buffer) => T): T;
+}
+
+// docs/performance.md: whitelist, properties and status parse their files only when they change
+function createFileCache(): FileCache {
+  const entries = new Map<string, { signature: string; settled: boolean; value: unknown }>();
+  const readIfPresent = <T>(file: string, parse: (bytes: Buffer) => T): T | undefined => {
+    const readAtMs = Date.now();
+    let st: fs.Stats | undefined;
+    try {
+      st = fs.statSync(file, { throwIfNoEntry: false });
+    } catch (err) {
+      throw fileError(err, path.basename(file));
+    }
+    if (st === undefined) return undefined;
+    const cached = entries.get(file);
+    if (cached?.settled && cached.signature === statSignature(st)) return cached.value as T;
+    let bytes: Buffer;
+    let signature: string;
+    let mtimeMs: number;
+    const { fd, stat } = (() => {
+      try {
+        return openRegularFileSync(file);
+      } catch (err) {
+        if (err instanceof HttpError && err.status === 404) return { fd: -1, stat: st };
+        throw err;
+      }
+    })();
+    if (fd === -1) return undefined; // removed between stat and open
+    try {
+      if (stat.size > SMALL_FILE_MAX_BYTES) throw new HttpError(500, `${path.basename(file)} could not be read.`);
+      bytes = Buffer.allocUnsafe(stat.size);
+      let filled = 0;
+      while (filled < bytes.length) {
+        const length = fs.readSync(fd, bytes, filled, bytes.length - filled, filled);
+        if (length === 0) break;
+        filled += length;
+      }
+      bytes = bytes.subarray(0, filled);
+      signature = statSignature(stat);
+      mtimeMs = stat.mtimeMs;
+    } catch (err) {
+      throw err instanceof HttpError ? err : fileError(err, path.basename(file));
+    } finally {
+      fs.closeSync(fd);
+    }
+    const value = parse(bytes);
+    entries.set(file, { signature, settled: isSettled(mtimeMs, readAtMs), value });
+    return value;
+  };
+  return {
+    readIfPresent,
+    read: (file, parse) => {
+      const value = readIfPresent(file, parse);
+      if (value === undefined) throw new HttpError(404, `${path.basename(file)} not found`);
+      return value;
+    },
+  };
+}
+
+function parseJsonFile(name: string): (bytes: Buffer) => unknown {
+  return (bytes) => {
+    try {
+      return JSON.parse(bytes.toString('utf8'));
+    } catch {
+      throw new HttpError(500, `${name} is not valid JSON.`);
+    }
+  };
+}
+
+interface WhitelistEntry {
+  uuid?: unknown;
+  name?: unknown;
+}
+
+// The parsers of the files read routes poll, made once: they run only when a file has changed
+const parseWhitelistJson = parseJsonFile('whitelist.json');
+const parseVersionHistory = parseJsonFile('version_history.json');
+const parseUserCache = parseJsonFile('usercache.json');
+
+function parseWhitelist(bytes: Buffer): WhitelistEntry[] {
+  const entries = parseWhitelistJson(bytes);
+  if (!Array.isArray(entries) || !entries.every((e) => typeof e === 'object' && e !== null && !Array.isArray(e))) {
+    throw new HttpError(500, 'whitelist.json is not a JSON array of entries.');
+  }
+  return entries as WhitelistEntry[];
+}
+
+function parseServerProperties(bytes: Buffer): Record<string, string> {
+  try {
+    return parseProperties(bytes);
+  } catch {
+    throw new HttpError(500, 'server.properties could not be parsed.');
+  }
+}
+
+const whitelistPath = (config: Config): string => path.join(config.serverDir, 'whitelist.json');
+const latestLogPath = (config: Config): string => path.join(config.serverDir, 'logs', 'latest.log');
+
+/** whitelist.json's entries, exactly as stored. */
+function readWhitelist(host: Host): WhitelistEntry[] {
+  return host.files.read(whitelistPath(host.config), parseWhitelist);
+}
+
+function readServerProperties(host: Host): Record<string, string> {
+  return host.files.read(path.join(host.config.serverDir, 'server.properties'), parseServerProperties);
+}
+
+/** `currentVersion` of version_history.json; Paper builds since July 2026 keep it in `.paper/` (docs/formats.md#version-history). */
+function readGameVersion(host: Host): string | undefined {
+  for (const file of [path.join(host.config.serverDir, '.paper', 'version_history.json'), path.join(host.config.serverDir, 'version_history.json')]) {
+    try {
+      const history = host.files.readIfPresent(file, parseVersionHistory) as { currentVersion?: unknown } | null | undefined;
+      if (typeof history?.currentVersion === 'string') return history.currentVersion;
+    } catch {
+      // the spec: version is simply left out when the file is unreadable
+    }
+  }
+  return undefined;
+}
+
+/**
+ * Writes a file so that readers see the old or the new content, never a part: a temporary file beside the real
+ * target (a symlink is written through, and stays a link), with the target's mode and owner, fsync, rename.
+ */
+function writeFileAtomic(file: string, text: string): void {
+  const target = fs.realpathSync(file);
+  const current = fs.statSync(target);
+  const temp = `${target}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`;
+  const fd = fs.openSync(temp, 'wx', 0o600);
+  try {
+    fs.fchmodSync(fd, current.mode & 0o7777); // the umask would narrow a mode given to open()
+    if (current.uid !== process.geteuid?.() || current.gid !== process.getegid?.()) fs.fchownSync(fd, current.uid, current.gid);
+    // writeFileSync on a descriptor loops over short writes and throws when one fails (EFBIG, ENOSPC)
+    fs.writeFileSync(fd, text);
+    fs.fsyncSync(fd);
+    fs.closeSync(fd);
+    fs.renameSync(temp, target);
+  } catch (err) {
+    try { fs.closeSync(fd); } catch { /* already closed */ }
+    fs.rmSync(temp, { force: true });
+    throw err;
+  }
+  // the rename is durable once the folder's entry is on disk
+  const dir = fs.openSync(path.dirname(target), 'r');
+  try { fs.fsyncSync(dir); } finally { fs.closeSync(dir); }
+}
+
+// ---- Host access: log tails ----
+
+interface TailReader {
+  reply(file: string, shownAs: string, request: Request): Promise<Reply>;
+}
+
+/**
+ * Log tails: `file` in the answer is the spec's constant name, whatever path the log really has. An answer is
+ * reused while the file's stat is unchanged and settled (docs/performance.md: tails); at most a few tails are read
+ * at once, since each may hold TAIL_MAX_BYTES and the routes are public.
+ */
+function createTailReader(): TailReader {
+  const memos = new Map<string, { signature: string; replies: Map<string, Reply> }>();
+  let reading = 0;
+  const waiting: Array<() => void> = [];
+  const withSlot = async <T>(read: () => Promise<T>): Promise<T> => {
+    while (reading >= TAIL_READS_AT_ONCE) await new Promise<void>((resolve) => waiting.push(resolve));
+    reading++;
+    try {
+      return await read();
+    } finally {
+      reading--;
+      waiting.shift()?.();
+    }
+  };
+  return {
+    async reply(file, shownAs, { search, reveal }) {
+      const all = new URLSearchParams(search).getAll('lines');
+      if (all.length > 1) throw new HttpError(400, 'lines must be an integer from 1 to 2000.');
+      const count = parseLines(all.length === 0 ? null : all[0]);
+      const variant = `${count}:${reveal}`;
+      const name = path.basename(file);
+      const readAtMs = Date.now();
+      let st: fs.Stats | undefined;
+      try {
+        st = fs.statSync(file, { throwIfNoEntry: false });
+      } catch (err) {
+        throw fileError(err, name);
+      }
+      if (st === undefined) throw new HttpError(404, `${name} not found`);
+      if (!st.isFile()) throw new HttpError(500, `${name} is not a regular file.`);
+      const signature = statSignature(st);
+      let memo = memos.get(file);
+      if (memo === undefined || memo.signature !== signature || memo.replies.size >= TAIL_REPLIES_KEPT) {
+        memo = { signature, replies: new Map() };
+        memos.set(file, memo);
+      }
+      const kept = memo.replies.get(variant);
+      if (kept !== undefined) return kept;
+      const lines = await withSlot(() => readTail(file, count));
+      const reply = json({ ok: true, file: shownAs, lines: reveal ? lines : lines.map(maskAddresses) });
+      // the answer goes with the signature seen before reading, and only once that stat can be trusted
+      if (isSettled(st.mtimeMs, readAtMs)) memo.replies.set(variant, reply);
+      return reply;
+    },
+  };
+}
+
+/** The last `count` lines of a file, oldest first, read backwards from the end in growing blocks. */
+export async function readTail(file: string, count: number): Promise<string[]> {
+  const { handle } = await openRegularFile(file);
+  let window = Buffer.allocUnsafe(TAIL_FIRST_BLOCK_BYTES);
+  try {
+    // the handle pins the inode: a log replaced meanwhile is read whole from the old file
+    for (let attempt = 0; ; attempt++) {
+      const { size } = await handle.stat();
+      let start = size; // file offset of window[filled]
+      let filled = window.length; // window[filled, window.length) holds file[start, size)
+      let blockBytes = TAIL_FIRST_BLOCK_BYTES;
+      let newlines = 0;
+      let truncated = false;
+      // `count` complete lines need `count` + 1 line breaks, the first of which ends an older line
+      while (start > 0 && newlines <= count && size - start < TAIL_MAX_BYTES) {
+        const length = Math.min(blockBytes, start, TAIL_MAX_BYTES - (size - start));
+        if (length > filled) {
+          const grown = Buffer.allocUnsafe(Math.min(TAIL_MAX_BYTES, Math.max(window.length * 2, window.length - filled + length)));
+          window.copy(grown, grown.length - (window.length - filled), filled);
+          filled = grown.length - (window.length - filled);
+          window = grown;
+        }
+        start -= length;
+        filled -= length;
+        const { bytesRead } = await handle.read(window, filled, length, start);
+        if (bytesRead < length) {
+          truncated = true; // the file shrank under us: read it again from its new end
+          break;
+        }
+        for (let i = window.indexOf(10, filled); i !== -1 && i < filled + length; i = window.indexOf(10, i + 1)) newlines++;
+        blockBytes = Math.min(blockBytes * 2, TAIL_BLOCK_MAX_BYTES);
+      }
+      if (truncated && attempt < 3) continue;
+      return lastLines(window.subarray(filled), count, start === 0);
+    }
+  } finally {
+    await handle.close();
+  }
+}
+
+/** The last `count` lines of the end of a file; only they are decoded (leniently: bad bytes become U+FFFD). */
+function lastLines(data: Buffer, count: number, fromFileStart: boolean): string[] {
+  const end = data.length > 0 && data[data.length - 1] === 10 ? data.length - 1 : data.length; // a final break ends a line
+  let begin = end;
+  let found = 0;
+  while (found < count && begin > 0) {
+    const lineBreak = data.lastIndexOf(10, begin - 1);
+    if (lineBreak === -1) break;
+    begin = lineBreak;
+    found++;
+  }
+  let from: number;
+  if (found === count) from = begin + 1;
+  else if (fromFileStart) from = 0; // the file's first line is whole
+  else if (found > 0) from = begin + 1; // the oldest piece is the end of a longer line
+  else return [];
+  if (from > end || (from === end && data.length === 0)) return [];
+  // line by line: small strings die young, where one string of the whole block would go to V8's large-object space
+  const lines: string[] = [];
+  for (let at = from; at <= end; ) {
+    let lineEnd = data.indexOf(10, at);
+    if (lineEnd === -1 || lineEnd > end) lineEnd = end;
+    lines.push(data.toString('utf8', at, lineEnd > at && data[lineEnd - 1] === 13 ? lineEnd - 1 : lineEnd));
+    at = lineEnd + 1;
+  }
+  return lines;
+}
+
+// ---- Host access: presence from latest.log ----
+
+/** A game session as its log tells it: who is online, and whether the server is shutting down. */
+interface Session {
+  players: Set<string>;
+  stopping: boolean;
+}
+
+const newSession = (): Session => ({ players: new Set(), stopping: false });
+
+interface Presence {
+  /** Who is online, after parsing what was appended to latest.log since the last call. */
+  read(game: GameProcess): Promise<Session>;
+  /** Whether what was already read says this game is shutting down: no I/O, so the console never waits for the log. */
+  isKnownStopping(game: GameProcess): boolean;
+  close(): Promise<void>;
+}
+
+interface FollowedLog {
+  handle: fs.promises.FileHandle; // the log followed: it keeps a rolled file readable to its end
+  dev: number;
+  ino: number;
+  head: Buffer; // the file's first bytes: a copy-and-truncate that has grown again changes them
+  size: number; // the size the view below was computed for
+  offset: number; // bytes parsed into `session`: always the end of a complete line
+  skipping: boolean; // inside a line longer than a chunk: no event, skip to its end
+  game: string; // the game process the players belong to
+  session: Session;
+  view: Session; // the session plus the effect of a final unterminated line
+}
+
+const gameIdentity = (game: GameProcess): string => `${game.pid}:${game.startTicks}`;
+
+/**
+ * Presence (docs/formats.md#presence-lines): only bytes appended since the last call are parsed, and only lines that
+ * hold an event text are decoded. Players belong to one game process: a new process starts with nobody, and a log or
+ * archive of an earlier run never gives players to the running one.
+ */
+function createPresence(config: Readonly<Config>, clock: Clock): Presence {
+  const file = latestLogPath(config);
+  let followed: FollowedLog | undefined;
+  let queue: Promise<unknown> = Promise.resolve();
+  let chunk: Buffer | undefined; // updates run one at a time, so they share one
+
+  const follow = async (session: Session, game: string): Promise<FollowedLog> => {
+    const { handle, stat } = await openRegularFile(file);
+    return { handle, dev: stat.dev, ino: stat.ino, head: Buffer.alloc(0), size: -1, offset: 0, skipping: false, game, session, view: session };
+  };
+
+  /** Whether the file still starts as it did, and a line still ends where parsing stopped. */
+  const isSameContent = async (state: FollowedLog): Promise<boolean> => {
+    const probe = Buffer.alloc(state.head.length + 1);
+    if (state.head.length > 0) await state.handle.read(probe, 0, state.head.length, 0);
+    if (!probe.subarray(0, state.head.length).equals(state.head)) return false;
+    if (state.offset === 0) return true;
+    await state.handle.read(probe, 0, 1, state.offset - 1);
+    return probe[0] === 10;
+  };
+
+  /** Parses [offset, size) into the state in chunks; returns whether a session start was seen. */
+  const parseAppended = async (state: FollowedLog, size: number): Promise<boolean> => {
+    let sawStart = false;
+    let tail: string | undefined;
+    chunk ??= Buffer.allocUnsafe(PRESENCE_CHUNK_BYTES);
+    while (state.offset < size) {
+      const { bytesRead } = await state.handle.read(chunk, 0, Math.min(chunk.length, size - state.offset), state.offset);
+      if (bytesRead === 0) break;
+      const data = chunk.subarray(0, bytesRead);
+      if (state.head.length < HEAD_BYTES && state.offset === 0) state.head = Buffer.from(data.subarray(0, HEAD_BYTES));
+      if (state.skipping) {
+        const end = data.indexOf(10);
+        state.offset += end === -1 ? bytesRead : end + 1;
+        state.skipping = end === -1;
+        continue;
+      }
+      const lastBreak = data.lastIndexOf(10);
+      if (lastBreak === -1) {
+        if (bytesRead === PRESENCE_CHUNK_BYTES) {
+          state.offset += bytesRead; // a line longer than a chunk holds no event: skip to its end
+          state.skipping = true;
+          continue;
+        }
+        if (bytesRead <= PRESENCE_LINE_MAX_BYTES) tail = data.toString('utf8'); // an unterminated last line
+        break;
+      }
+      if (applyEventLines(state.session, data, lastBreak)) sawStart = true;
+      state.offset += lastBreak + 1;
+    }
+    // log4j writes a line with one write: a final line that matches in full counts now, and is read again,
+    // whole, once more bytes arrive (the offset stays at its start)
+    const view = { players: new Set(state.session.players), stopping: state.session.stopping };
+    if (tail !== undefined && applyPresenceLine(view, tail)) sawStart = true;
+    state.size = size;
+    state.view = view;
+    return sawStart;
+  };
+
+  const update = async (game: GameProcess): Promise<Session> => {
+    const identity = gameIdentity(game);
+    let state = followed;
+    if (state !== undefined && state.game !== identity) {
+      state.session = newSession(); // a new game process: everyone was disconnected
+      state.game = identity;
+    }
+    let st: fs.Stats | undefined;
+    try {
+      st = fs.statSync(file, { throwIfNoEntry: false });
+    } catch (err) {
+      throw fileError(err, 'latest.log');
+    }
+    if (st === undefined) {
+      // docs/api.md#get-apiplayersonline: the server runs but has no log (yet): nobody online
+      await state?.handle.close();
+      followed = undefined;
+      return newSession();
+    }
+    if (!st.isFile()) throw new HttpError(500, 'latest.log is not a regular file.');
+    // a log last written before this process started is an earlier run's, until log4j rolls it at the first
+    // line of this run: neither its players nor its shutdown belong to this game
+    const startedAtMs = clock.startedAtMs(game.startTicks);
+    if (st.mtimeMs < startedAtMs) return newSession();
+    if (state !== undefined && (state.dev !== st.dev || state.ino !== st.ino)) {
+      // log4j rolled latest.log (at start-up, or at midnight while the game runs): what was written to the old
+      // file since the last call is read first, through the handle; the same process keeps its players
+      await parseAppended(state, (await state.handle.stat()).size);
+      await state.handle.close();
+      followed = undefined;
+      followed = state = await follow(state.session, identity);
+    } else if (state !== undefined && (st.size < state.offset || !(await isSameContent(state)))) {
+      // truncated in place (log4j's copy-and-truncate fallback), perhaps already written again
+      Object.assign(state, { offset: 0, skipping: false, head: Buffer.alloc(0) });
+    }
+    if (state === undefined) {
+      state = await follow(newSession(), identity);
+      if (!(await parseAppended(state, (await state.handle.stat()).size))) {
+        // the daemon starts after a midnight roll: the session's start is in the archives
+        Object.assign(state, { session: await sessionFromArchives(path.dirname(file), startedAtMs), offset: 0, skipping: false });
+      }
+      followed = state;
+    }
+    await parseAppended(state, (await state.handle.stat()).size);
+    return state.view;
+  };
+
+  return {
+    read(game) {
+      const current = followed;
+      let st: fs.Stats | undefined;
+      try {
+        st = fs.statSync(file, { throwIfNoEntry: false });
+      } catch {
+        st = undefined;
+      }
+      if (st !== undefined && current !== undefined && current.ino === st.ino && current.dev === st.dev && current.size === st.size && current.game === gameIdentity(game)) {
+        return Promise.resolve(current.view);
+      }
+      // one update at a time: concurrent callers wait for it and then find it done
+      const next = queue.then(() => update(game));
+      queue = next.catch(() => undefined);
+      return next;
+    },
+    isKnownStopping: (game) => followed !== undefined && followed.game === gameIdentity(game) && followed.view.stopping,
+    async close() {
+      await queue;
+      await followed?.handle.close();
+      followed = undefined;
+    },
+  };
+}
+
+/** Applies one log line to a session; returns whether it was a session start. */
+function applyPresenceLine(session: Session, line: string): boolean {
+  const event = parsePresenceLine(line);
+  if (event === null) return false;
+  if (event.kind === 'reset') {
+    session.players.clear();
+    session.stopping = false;
+    return true;
+  }
+  // a player's second login (another location) kicks the first session; a set keeps one entry
+  if (event.kind === 'join') session.players.add(event.name);
+  else if (event.kind === 'leave') session.players.delete(event.name);
+  else session.stopping = true;
+  return false;
+}
+
+// Every event line holds one of these. While following a log they are looked for in its raw bytes
+// (Buffer.indexOf): a chunk of chat and chunk loading is never decoded at all.
+const EVENT_HINTS = [' the game', ' logged in with', ' lost connection: ', 'Starting minecraft', 'Stopping '];
+const EVENT_NEEDLES = EVENT_HINTS.map((hint) => Buffer.from(hint));
+
+/** Applies the event lines among the whole lines of data[0, end); returns whether a session start was seen. */
+function applyEventLines(session: Session, data: Buffer, end: number): boolean {
+  let sawStart = false;
+  const next = EVENT_NEEDLES.map((needle) => data.indexOf(needle));
+  for (let pos = 0; pos < end; ) {
+    let hit = -1;
+    for (let i = 0; i < next.length; i++) {
+      // each needle's search only moves forward: a chunk is read once per needle, whatever the event count
+      if (next[i] !== -1 && next[i] < pos) next[i] = data.indexOf(EVENT_NEEDLES[i], pos);
+      if (next[i] !== -1 && (hit === -1 || next[i] < hit)) hit = next[i];
+    }
+    if (hit === -1 || hit >= end) break;
+    const lineStart = hit === 0 ? 0 : data.lastIndexOf(10, hit - 1) + 1;
+    const lineEnd = data.indexOf(10, hit);
+    // only whole lines are decoded, so a UTF-8 sequence is never split; a very long one is no event
+    if (lineEnd - lineStart <= PRESENCE_LINE_MAX_BYTES && applyPresenceLine(session, data.toString('utf8', lineStart, lineEnd))) sawStart = true;
+    pos = lineEnd + 1;
+  }
+  return sawStart;
+}
+
+const ARCHIVE_NAME = /^(\d{4})-(\d\d)-(\d\d)-\d+\.log\.gz$/;
+
+/**
+ * The session at the end of the newest `logs/*.log.gz` archives, read back to its start (bounded in files and
+ * bytes) — but only when that start is this process's: its archive's date and its line's time of day, in the
+ * host's time zone, no earlier than the process started (docs/formats.md#midnight-roll). An archive rolled when
+ * this process started holds an earlier run, and its players were never this game's.
+ */
+async function sessionFromArchives(logDir: string, startedAtMs: number): Promise<Session> {
+  let names: string[];
+  try {
+    names = fs.readdirSync(logDir).filter((name) => ARCHIVE_NAME.test(name));
+  } catch {
+    return newSession();
+  }
+  const newestFirst = names
+    .map((name) => ({ name, mtimeMs: fs.statSync(path.join(logDir, name), { throwIfNoEntry: false })?.mtimeMs ?? 0 }))
+    .sort((a, b) => b.mtimeMs - a.mtimeMs || b.name.localeCompare(a.name, 'en', { numeric: true }))
+    .slice(0, ARCHIVE_MAX_FILES);
+  const texts: string[] = [];
+  let budget = ARCHIVE_MAX_BYTES;
+  for (const { name } of newestFirst) {
+    const text = budget > 0 ? await gunzipFile(path.join(logDir, name), budget) : undefined;
+    if (text === undefined) return newSession();
+    budget -= text.length;
+    texts.unshift(text);
+    const start = text.split('\n').reverse().find((line) => parsePresenceLine(line)?.kind === 'reset');
+    if (start === undefined) continue;
+    const [, year, month, day] = ARCHIVE_NAME.exec(name)!;
+    const clock = /(\d\d):(\d\d):(\d\d)/.exec(start.slice(0, 64));
+    if (clock === null) return newSession();
+    const startMs = new Date(Number(year), Number(month) - 1, Number(day), Number(clock[1]), Number(clock[2]), Number(clock[3])).getTime();
+    if (startMs < startedAtMs - SESSION_START_SLACK_MS) return newSession();
+    const session = newSession();
+    for (const archived of texts) for (const line of archived.split('\n')) applyPresenceLine(session, line);
+    return session;
+  }
+  return newSession(); // no start within the bound: nothing can be said of this process's players
+}
+
+async function gunzipFile(file: string, maxBytes: number): Promise<string | undefined> {
+  let opened: { handle: fs.promises.FileHandle; stat: fs.Stats };
+  try {
+    opened = await openRegularFile(file);
+  } catch {
+    return undefined;
+  }
+  let bytes: Buffer;
+  try {
+    if (opened.stat.size > maxBytes) return undefined;
+    bytes = await opened.handle.readFile();
+  } catch {
+    return undefined;
+  } finally {
+    await opened.handle.close();
+  }
+  return new Promise((resolve) => gunzip(bytes, { maxOutputLength: maxBytes }, (err, text) => resolve(err ? undefined : text.toString('utf8'))));
+}
+
+// ---- Host access: backups ----
+
+interface Backups {
+  /** The serialised listing of `.tar.gz` archives, newest first (docs/api.md#get-apibackups). */
+  listing(): string;
+  /** Launches `serv backup -s` unless a backup already runs on the host. */
+  start(): Promise<void>;
+}
+
+// serv backup -s runs with this in its environment, and so does everything it starts: a later run of the daemon
+// finds a backup in /proc by it (docs/api.md#post-apibackup)
+const BACKUP_MARKER_NAME = 'GAMESERVER_API_BACKUP';
+
+function createBackups(config: Readonly<Config>): Backups {
+  let cache: { atMs: number; body: string } | undefined;
+  let launching = false;
+  return {
+    // docs/performance.md: the listing is made at most every 50 ms, so its cost does not follow the request rate
+    listing() {
+      if (cache !== undefined && performance.now() - cache.atMs < BACKUP_LISTING_MAX_AGE_MS) return cache.body;
+      const atMs = performance.now();
+      const body = JSON.stringify(listBackups(config.backupDir));
+      cache = { atMs, body };
+      return body;
+    },
+    async start() {
+      // taken before the spawn is awaited: requests pipelined on one connection arrive in the same turn
+      if (launching || isBackupRunning()) throw new HttpError(409, 'A backup is already running.');
+      launching = true;
+      try {
+        await launchServ(config, ['backup', '-s'], { [BACKUP_MARKER_NAME]: '1' });
+      } finally {
+        launching = false;
+      }
+    },
+  };
+}
+
+function listBackups(dir: string): { ok: true; count: number; backups: object[] } {
+  const name = path.basename(dir);
+  let entries: string[];
+  try {
+    if (!fs.statSync(dir).isDirectory()) throw new Error('not a directory');
+    entries = fs.readdirSync(dir).filter((entry) => entry.endsWith('.tar.gz'));
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new HttpError(404, `${name} not found`);
+    throw new HttpError(500, `${name} could not be read.`);
+  }
+  const files: Array<{ name: string; bytes: number; mtimeMs: number }> = [];
+  for (const entry of entries) {
+    // a file may vanish between the listing and its stat, and a FIFO is no archive: neither is listed
+    const file = fs.statSync(path.join(dir, entry), { throwIfNoEntry: false });
+    if (file?.isFile()) files.push({ name: entry, bytes: file.size, mtimeMs: file.mtimeMs });
+  }
+  files.sort((a, b) => b.mtimeMs - a.mtimeMs || a.name.localeCompare(b.name));
+  const backups = files.map((f) => ({
+    name: f.name,
+    type: backupType(f.name),
+    size: formatSize(f.bytes),
+    bytes: f.bytes,
+    created: new Date(f.mtimeMs).toISOString(),
+  }));
+  return { ok: true, count: backups.length, backups };
+}
+
+/** Whether a process started with the backup marker still runs (a zombie's environment is empty). */
+function isBackupRunning(): boolean {
+  const marker = `${BACKUP_MARKER_NAME}=1\0`;
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^[0-9]+$/.test(entry)) continue;
+    try {
+      const environ = fs.readFileSync(`/proc/${entry}/environ`, 'latin1');
+      if (environ.startsWith(marker) || environ.includes(`\0${marker}`)) return true;
+    } catch {
+      // exited meanwhile, or another user's process
+    }
+  }
+  return false;
+}
+
+// ---- Host access: the report script ----
+
+interface ReportRunner {
+  /** The report, from at most one script run at a time, reused for a few seconds whatever the number of callers. */
+  read(): Promise<string>;
+  /** Ends a running script and everything it started (the daemon is stopping). */
+  stop(): void;
+}
+
+function createReportRunner(config: Readonly<Config>): ReportRunner {
+  let cache: { atMs: number; result: Promise<string> } | undefined;
+  let running: ChildProcess | undefined;
+  return {
+    read() {
+      if (cache === undefined || performance.now() - cache.atMs > REPORT_REUSE_MS) {
+        const result = runReportScript(config, (child) => (running = child));
+        cache = { atMs: Number.POSITIVE_INFINITY, result };
+        // the reuse window starts when the run ends, so a slow script is never started twice at once
+        const settle = (): void => {
+          running = undefined;
+          cache = { atMs: performance.now(), result };
+        };
+        result.then(settle, settle);
+      }
+      return cache.result;
+    },
+    stop() {
+      if (running?.pid !== undefined) killGroup(running.pid);
+    },
+  };
+}
+
+function killGroup(pid: number): void {
+  try {
+    process.kill(-pid, 'SIGKILL');
+  } catch {
+    // already gone
+  }
+}
+
+function runReportScript(config: Readonly<Config>, started: (child: ChildProcess) => void): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let child: ChildProcess;
+    try {
+      // its own process group, so a timeout can end everything it started
+      child = spawn(config.reportScript, [], { detached: true, stdio: ['ignore', 'pipe', 'inherit'], env: config.childEnv });
+    } catch (err) {
+      log(`report script could not be started: ${describeError(err)}`);
+      return reject(new HttpError(500, 'The report script could not be started.'));
+    }
+    started(child);
+    const chunks: Buffer[] = [];
+    let bytes = 0;
+    let failure: HttpError | undefined;
+    let settled = false;
+    let drainTimer: NodeJS.Timeout | undefined;
+    // settles once, from whichever comes first; a process that left the group (setsid) may hold stdout open
+    // for ever, so the pipe is closed here rather than waited for
+    const settle = (): void => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      clearTimeout(drainTimer);
+      child.stdout!.destroy();
+      const text = Buffer.concat(chunks).toString('utf8');
+      // docs/api.md#get-apireport: a non-zero exit with output still counts
+      if (failure === undefined && text.trim() === '') failure = new HttpError(500, 'The report script printed nothing.');
+      if (failure !== undefined) reject(failure);
+      else resolve(text);
+    };
+    const timer = setTimeout(() => {
+      failure ??= new HttpError(500, 'The report script timed out after 10 s.');
+      if (child.pid !== undefined) killGroup(child.pid);
+      settle();
+    }, REPORT_TIMEOUT_MS);
+    child.stdout!.on('data', (chunk: Buffer) => {
+      bytes += chunk.length;
+      if (bytes <= REPORT_MAX_BYTES) chunks.push(chunk);
+    });
+    child.once('error', (err) => {
+      log(`report script could not be started: ${describeError(err)}`);
+      failure ??= new HttpError(500, 'The report script could not be started.');
+      settle();
+    });
+    child.once('exit', () => {
+      // what the script left behind in its group is ended; output already written is still read
+      if (child.pid !== undefined) killGroup(child.pid);
+      drainTimer = setTimeout(settle, REPORT_DRAIN_MS);
+    });
+    child.once('close', settle);
+  });
+}
+
+// ---- Host access: the game console (tmux) and serv ----
+
+interface GameConsole {
+  /** Types a command into the game's console and presses Enter; throws the 409/503 that says why not. */
+  send(command: string): Promise<void>;
+}
+
+interface Pane {
+  id: string; // %N: unique on the tmux server, whichever window or pane is active
+  tty: string;
+  inMode: boolean;
+  mode: string;
+  synchronized: boolean;
+  dead: boolean;
+  pid: number;
+}
+
+// `|`, not a tab: without a UTF-8 locale tmux prints control characters as `_`; no field can hold a `|`
+const PANE_FORMAT = ['#{pane_id}', '#{pane_tty}', '#{pane_in_mode}', '#{pane_mode}', '#{synchronize-panes}', '#{pane_dead}', '#{pane_pid}'].join('|');
+
+/**
+ * The console (docs/api.md#console-delivery): one command at a time (two callers would interleave their keys), typed
+ * literally into the pane whose terminal is the game's own, by its pane id, and only when nothing but the game would
+ * read it: a shell in the pane would run it as a command line.
+ */
+function createGameConsole(config: Readonly<Config>, game: GameFinder, presence: Presence): GameConsole {
+  let queue: Promise<unknown> = Promise.resolve();
+  let stopSentTo = ''; // the game process this daemon typed `stop` into
+
+  const tmux = (args: readonly string[]): Promise<string> => {
+    const socket = config.tmuxSocket === undefined ? [] : ['-S', config.tmuxSocket];
+    return new Promise((resolve, reject) => {
+      execFile('tmux', [...socket, ...args], { timeout: TMUX_TIMEOUT_MS, maxBuffer: 64 * 1024, env: config.childEnv }, (err, stdout) =>
+        err ? reject(err) : resolve(stdout),
+      );
+    });
+  };
+  const unavailable = (why: string): HttpError => new HttpError(503, `${CONSOLE_UNAVAILABLE}${why}`);
+
+  const deliver = async (command: string): Promise<void> => {
+    const found = game.find({ fresh: true });
+    if (found === undefined) throw new HttpError(409, 'Game server is not running.');
+    // while it shuts down the game is still the pane's process but reads no more: a line typed now waits in the
+    // terminal for whatever reads it next. Only what is already known counts: delivery never waits for the log.
+    if (stopSentTo === gameIdentity(found) || presence.isKnownStopping(found)) throw unavailable('the game server is stopping.');
+    let listing: string;
+    try {
+      listing = await tmux(['list-panes', '-s', '-t', `=${config.tmuxSession}`, '-F', PANE_FORMAT]);
+    } catch (err) {
+      log(`console check failed: ${describeError(err)}`);
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw unavailable('tmux is not installed.');
+      throw unavailable(`the tmux session "${config.tmuxSession}" was not found.`);
+    }
+    const stat = readProcStat(found.pid);
+    if (stat === undefined) throw new HttpError(409, 'Game server is not running.');
+    const pane = parsePaneList(listing).find((p) => ttyNumber(p.tty) === stat.ttyNr && stat.ttyNr !== 0);
+    if (pane === undefined) throw unavailable(`the game server does not run in a pane of the tmux session "${config.tmuxSession}".`);
+    if (pane.dead) throw unavailable('its tmux pane is dead.');
+    // copy mode takes the keys as its own commands: a `stop` would be swallowed, and `q` typed by us would leave it
+    if (pane.inMode) throw unavailable(`its tmux pane is in ${pane.mode || 'a mode'}; leave that mode (press q in the pane) and try again.`);
+    if (pane.synchronized) {
+      throw unavailable('synchronize-panes is on in its tmux window, so the keys would also reach its other panes; turn it off with: tmux set-window-option synchronize-panes off.');
+    }
+    if (config.consoleShellPane !== 'allow' && isInteractiveShell(readCmdline(pane.pid))) {
+      throw unavailable(`the game server was typed into an interactive shell in its tmux pane, which would read the command if the game exited first; start the game as the pane's command (tmux new-session -d -s ${config.tmuxSession} 'java …') or set CONSOLE_SHELL_PANE=allow.`);
+    }
+    // last, so that the moment between this check and the keys is as short as it can be: the game's process group
+    // must be its terminal's foreground group (a suspended game or a background job is not)
+    const now = readProcStat(found.pid);
+    if (now === undefined || now.startTicks !== found.startTicks) throw new HttpError(409, 'Game server is not running.');
+    if (now.tpgid !== now.pgrp) throw unavailable('the game server is not the foreground process of its tmux pane.');
+    // text and Enter in one tmux command sequence (`;`), so no other client's keys come between them
+    await tmux(['send-keys', '-t', pane.id, '-l', '--', command, ';', 'send-keys', '-t', pane.id, 'Enter']);
+    // vanilla's stop takes no argument (`stop now` is refused and the game runs on); any other shutdown shows in its log
+    if (command === 'stop' || command === '/stop') stopSentTo = gameIdentity(found);
+  };
+
+  return {
+    send(command) {
+      const delivery = queue.then(() => deliver(command));
+      queue = delivery.catch(() => undefined);
+      return delivery;
+    },
+  };
+}
+
+function parsePaneList(listing: string): Pane[] {
+  return listing.split('\n').filter((line) => line !== '').map((line) => {
+    const [id, tty, inMode, mode, synchronized, dead, pid] = line.split('|');
+    return { id, tty, inMode: inMode === '1', mode, synchronized: synchronized === '1', dead: dead === '1', pid: Number(pid) };
+  });
+}
+
+/** The tty_nr /proc/PID/stat gives for a terminal device: major in bits 8-15 (and up), minor split around it. */
+function ttyNumber(ttyPath: string): number | undefined {
+  const st = ttyPath === '' ? undefined : fs.statSync(ttyPath, { throwIfNoEntry: false });
+  if (st === undefined || !st.isCharacterDevice()) return undefined;
+  // dev_t as glibc packs it
+  const major = ((st.rdev >> 8) & 0xfff) | (Math.floor(st.rdev / 2 ** 32) & ~0xfff);
+  const minor = (st.rdev & 0xff) | ((st.rdev >> 12) & ~0xff);
+  return (minor & 0xff) | (major << 8) | ((minor & ~0xff) << 12);
+}
+
+function readCmdline(pid: number): string[] {
+  try {
+    return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter((arg, i, all) => arg !== '' || i < all.length - 1);
+  } catch {
+    return [];
+  }
+}
+
+/** Starts `serv <args>` in its own process group with our stdout and stderr; resolves once it exists. */
+function launchServ(config: Readonly<Config>, args: readonly string[], extraEnv: Record<string, string> = {}): Promise<ChildProcess> {
+  const what = `serv ${args.join(' ')}`;
+  return new Promise((resolve, reject) => {
+    let child: ChildProcess;
+    try {
+      child = spawn(config.servBin, args, {
+        detached: true, // own process group: a Ctrl-C to us or our exit does not reach it
+        stdio: ['ignore', 'inherit', 'inherit'], // straight to the journal: a pipe of ours would break when we restart
+        env: { ...config.childEnv, ...extraEnv },
+      });
+    } catch (err) {
+      log(`${what} could not be started: ${describeError(err)}`);
+      return reject(new HttpError(500, 'Internal server error'));
+    }
+    child.once('error', (err) => {
+      log(`${what} could not be started: ${describeError(err)}`);
+      reject(new HttpError(500, 'Internal server error'));
+    });
+    child.once('spawn', () => {
+      child.unref();
+      child.once('exit', (code, signal) => log(`${what} (pid ${child.pid}) exited with ${signal ?? `status ${code}`}`));
+      resolve(child);
+    });
+  });
+}
+
+// ---- Host access: whitelist edits and player profiles ----
+
+interface WhitelistEditor {
+  edit(action: 'add' | 'remove', player: string): Promise<Reply>;
+}
+
+/**
+ * docs/api.md#post-apiwhitelistadd: a running server owns whitelist.json and would overwrite a direct edit, so it
+ * gets the console command; a stopped one has its file edited atomically. One edit at a time: two
+ * read-modify-write cycles would lose one of the changes.
+ */
+function createWhitelistEditor(config: Readonly<Config>, game: GameFinder, files: FileCache, gameConsole: GameConsole): WhitelistEditor {
+  let queue: Promise<unknown> = Promise.resolve();
+  const file = whitelistPath(config);
+
+  const edit = async (action: 'add' | 'remove', player: string): Promise<Reply> => {
+    const running = game.find({ fresh: true });
+    let entries: WhitelistEntry[] = [];
+    try {
+      entries = files.read(file, parseWhitelist);
+    } catch (err) {
+      // a running server creates the file itself; a corrupt file is never overwritten
+      if (!(err instanceof HttpError && err.status === 404 && running !== undefined)) throw err;
+    }
+    const isPlayer = (e: WhitelistEntry): boolean => typeof e.name === 'string' && e.name.toLowerCase() === player.toLowerCase();
+    const listed = entries.some(isPlayer);
+    if (action === 'add' && listed) return done(`${player} is already on the whitelist.`);
+    if (action === 'remove' && !listed) return done(`${player} is not on the whitelist.`);
+    if (running !== undefined) {
+      await gameConsole.send(`whitelist ${action} ${player}`);
+    } else if (action === 'remove') {
+      writeWhitelist(file, entries.filter((e) => !isPlayer(e)));
+    } else {
+      const profile = await resolveProfile(config, files, player);
+      writeWhitelist(file, [...entries, { uuid: profile.uuid, name: profile.name }]);
+    }
+    return done(action === 'add' ? `${player} added to whitelist.` : `${player} removed from whitelist.`);
+  };
+
+  return {
+    edit(action, player) {
+      const next = queue.then(() => edit(action, player));
+      queue = next.catch(() => undefined);
+      return next;
+    },
+  };
+}
+
+/** Gson's layout, as the server writes the file: two-space indent, no final line break. */
+function writeWhitelist(file: string, entries: WhitelistEntry[]): void {
+  try {
+    writeFileAtomic(file, JSON.stringify(entries, null, 2));
+  } catch (err) {
+    log(`writing ${file} failed: ${describeError(err)}`);
+    throw new HttpError(500, 'whitelist.json could not be written.');
+  }
+}
+
+interface Profile {
+  name: string;
+  uuid: string;
+}
+
+const DASHED_UUID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
+
+/** The UUID and name case to write for a player, from the same sources the server would use. */
+async function resolveProfile(config: Readonly<Config>, files: FileCache, player: string): Promise<Profile> {
+  let properties: Record<string, string> = {};
+  try {
+    properties = files.read(path.join(config.serverDir, 'server.properties'), parseServerProperties);
+  } catch {
+    // Minecraft's default is online mode
+  }
+  // Minecraft reads the flag with Boolean.valueOf: any value but `true` (in any case, no blanks) is false
+  const onlineMode = properties['online-mode'];
+  if (onlineMode !== undefined && onlineMode.toLowerCase() !== 'true') return { name: player, uuid: offlineUuid(player) };
+  const cached = findInUserCache(config, files, player);
+  if (cached !== undefined) return cached;
+  return lookupProfile(config, player);
+}
+
+function findInUserCache(config: Readonly<Config>, files: FileCache, player: string): Profile | undefined {
+  let cache: unknown;
+  try {
+    cache = files.read(path.join(config.serverDir, 'usercache.json'), parseUserCache);
+  } catch {
+    return undefined;
+  }
+  if (!Array.isArray(cache)) return undefined;
+  // an entry the server itself would reject (an undashed or malformed UUID) is not used
+  const hit = cache.find((e) => typeof e?.name === 'string' && e.name.toLowerCase() === player.toLowerCase() && typeof e.uuid === 'string' && DASHED_UUID.test(e.uuid));
+  return hit === undefined ? undefined : { name: hit.name, uuid: hit.uuid.toLowerCase() };
+}
+
+/** Asks PROFILE_LOOKUP_URL (Mojang's API by default) for a name; 502 when unknown or unreachable. */
+function lookupProfile(config: Readonly<Config>, player: string): Promise<Profile> {
+  const url = new URL(config.profileLookupUrl + encodeURIComponent(player));
+  const failed = (why: string): HttpError => {
+    log(`profile lookup for ${player} failed: ${why}`);
+    return new HttpError(502, 'The profile lookup failed; nothing was changed.');
+  };
+  return new Promise((resolve, reject) => {
+    const request = (url.protocol === 'https:' ? httpsRequest : httpRequest)(url, { timeout: LOOKUP_IDLE_TIMEOUT_MS }, (res) => {
+      const chunks: Buffer[] = [];
+      let bytes = 0;
+      res.on('data', (chunk: Buffer) => {
+        bytes += chunk.length;
+        if (bytes > LOOKUP_MAX_BYTES) request.destroy(new Error('answer too large'));
+        else chunks.push(chunk);
+      });
+      res.on('end', () => {
+        clearTimeout(deadline);
+        // the service answered 204 for unknown names until 2023 and 404 since
+        if (res.statusCode === 204 || res.statusCode === 404) return reject(new HttpError(502, `No Minecraft account is named ${player}.`));
+        if (res.statusCode !== 200) return reject(failed(`status ${res.statusCode}`));
+        let answer: { id?: unknown; name?: unknown };
+        try {
+          answer = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+        } catch {
+          return reject(failed('the answer is not JSON'));
+        }
+        const hex = typeof answer?.id === 'string' ? answer.id.replace(/-/g, '') : '';
+        if (!/^[0-9a-fA-F]{32}$/.test(hex) || typeof answer.name !== 'string' || !/^[A-Za-z0-9_]{1,16}$/.test(answer.name)) {
+          return reject(failed('the answer has no valid id and name'));
+        }
+        resolve({ name: answer.name, uuid: dashUuid(hex) });
+      });
+      res.on('error', (err) => reject(failed(describeError(err))));
+    });
+    // the idle timeout alone lets a server that sends a byte every few seconds hold the edit for ever
+    const deadline = setTimeout(() => request.destroy(new Error(`no answer within ${LOOKUP_DEADLINE_MS / 1000} s`)), LOOKUP_DEADLINE_MS);
+    request.on('timeout', () => request.destroy(new Error('timed out')));
+    request.on('error', (err) => {
+      clearTimeout(deadline);
+      reject(failed(describeError(err)));
+    });
+    request.end();
+  });
+}
 
 // ---- Pure parsers and formatters ----
 
@@ -142,12 +1701,13 @@ export function parseProperties(bytes: Buffer): Record<string, string> {
   } catch {
     text = bytes.toString('latin1');
   }
-  const properties: Record<string, string> = Object.create(null);
+  const properties = new Map<string, string>();
   for (const line of logicalPropertyLines(text)) {
     const [key, value] = splitPropertyLine(line);
-    properties[unescapeProperty(key)] = unescapeProperty(value);
+    properties.set(unescapeProperty(key), unescapeProperty(value));
   }
-  return { ...properties };
+  // fromEntries defines each key as an own property: `__proto__` is a key like any other
+  return Object.fromEntries(properties);
 }
 
 const isPropertyBlank = (c: string | undefined): boolean => c === ' ' || c === '\t' || c === '\f';
@@ -158,9 +1718,8 @@ function* logicalPropertyLines(text: string): Generator<string> {
   let skipBlanks = true;
   let continued = false; // at the start of a continuation line: a line break there ends the logical line
   let backslash = false;
-  for (let i = 0; i <= text.length; i++) {
+  for (let i = 0; i < text.length; i++) {
     const c = text[i];
-    if (c === undefined) break;
     if (skipBlanks) {
       if (isPropertyBlank(c)) continue;
       if (!continued && (c === '\n' || c === '\r')) continue;
@@ -238,24 +1797,26 @@ function unescapeProperty(raw: string): string {
   });
 }
 
-const SECRET_PROPERTY = /(password|secret)$/i;
+// docs/api.md#get-apiproperties: a second way into the console, a filter service's key, the seed servers keep
+// from players, and anything named like a secret
+const SECRET_PROPERTIES = new Set(['rcon.password', 'management-server-secret', 'text-filtering-config', 'level-seed']);
+const SECRET_PROPERTY_NAME = /(password|secret)$/i;
 
-/** decisions.md: `rcon.password`, `management-server-secret` and every *password / *secret key are hidden. */
+/** Public answers replace secret values, empty ones too, with `<redacted>`; the valid key sees them as stored. */
 export function redactProperties(properties: Record<string, string>, reveal: boolean): Record<string, string> {
   if (reveal) return properties;
-  const out: Record<string, string> = {};
-  for (const [key, value] of Object.entries(properties)) out[key] = SECRET_PROPERTY.test(key) ? '<redacted>' : value;
-  return out;
+  return Object.fromEntries(Object.entries(properties).map(([key, value]) => [key, SECRET_PROPERTIES.has(key) || SECRET_PROPERTY_NAME.test(key) ? '<redacted>' : value]));
 }
 
-// A log line is an event only behind one of these prefixes (formats.md 1.1 and 1.10); only that one prefix is
-// stripped, so a whole fake line pasted into chat stays inside a chat message.
-// Groups: thread and level of `[time] [thread/LEVEL]( [logger])?: `, level of the terminal form
-// `[HH:MM:SS LEVEL]: `, and level of the pre-1.7 `YYYY-MM-DD HH:MM:SS [LEVEL] `. The first brackets must
-// hold a time of day (any date around it): a kick screen's unprefixed line `[Staff] [Server thread/INFO]: …`
-// is not a log line.
+// A log line is an event only behind one of these prefixes (docs/formats.md#line-prefixes); only that one prefix is
+// stripped, so a whole fake line pasted into chat stays inside a chat message. Groups: first brackets, thread and
+// level of `[time] [thread/LEVEL]( [logger])?: `; level of the terminal form `[HH:MM:SS LEVEL]: `; level of the pre-1.7
+// `YYYY-MM-DD HH:MM:SS [LEVEL] `. Every part is bounded, so no line makes the match slower than a constant.
 const LOG_PREFIX =
-  /^(?:\[[^\]]*\d\d:\d\d:\d\d[^\]]*\] \[([^\]]*)\/([A-Z]+)\](?: \[[^\]]*\])?: |\[\d\d:\d\d:\d\d ([A-Z]+)\]: |\d{4}-\d\d-\d\d \d\d:\d\d:\d\d \[([A-Z]+)\] )/;
+  /^(?:\[([^\]]{8,40})\] \[([^\]]{1,128})\/([A-Z]{1,10})\](?: \[[^\]]{0,256}\])?: |\[\d\d:\d\d:\d\d ([A-Z]{1,10})\]: |\d{4}-\d\d-\d\d \d\d:\d\d:\d\d \[([A-Z]{1,10})\] )/;
+// the first brackets must hold a time of day (any date around it): a kick screen's unprefixed line
+// `[Staff] [Server thread/INFO]: …` is not a log line
+const TIME_OF_DAY = /\d\d:\d\d:\d\d/;
 // ANSI SGR and other CSI sequences (old Spigot) and `§x` colour codes (mods) are stripped before matching.
 const COLOUR_CODES = /\x1b\[[0-9;?]*[ -/]*[@-~]|§./g;
 // Paper's name rule, which includes Floodgate's leading `.` for Bedrock players. A name never holds a space,
@@ -265,7 +1826,7 @@ const NAME = '([A-Za-z0-9_.]{1,16})';
 // Each pattern with a piece of text it cannot match without, looked for first (no allocation).
 const PRESENCE_PATTERNS: ReadonlyArray<[string, RegExp, 'join' | 'leave']> = [
   // the login line carries the bare profile name and plugins cannot reword it; `.*` spans `/[v6]:port`
-  ['] logged in with entity id ', new RegExp(`^${NAME}\\[.*\\] logged in with entity id -?\\d+ at \\(.*\\)$`), 'join'],
+  ['] logged in with entity id ', new RegExp(`^${NAME}\\[[^\\]]*(?:\\][^\\]]*)?\\] logged in with entity id -?\\d+ at \\(.*\\)$`), 'join'],
   // the join broadcast uses the display name: a team prefix or suffix (`[Staff] Alex`) makes it no name
   // at all, and the login line above still counts that player
   [' joined the game', new RegExp(`^${NAME} joined the game$`), 'join'],
@@ -280,22 +1841,18 @@ const SESSION_START = /^Starting minecraft server version /;
 // `/stop` logs the first, every shutdown the second; the game then stops reading its console
 const SESSION_STOPPING = /^Stopping (?:the )?server$/;
 
-// Every event line holds one of these. They are looked for first, in a decoded line or, while following a
-// log, in its raw bytes (Buffer.indexOf): a chunk of chat and chunk loading is never decoded at all.
-const EVENT_HINTS = [' the game', ' logged in with', ' lost connection: ', 'Starting minecraft', 'Stopping '];
-const EVENT_NEEDLES = EVENT_HINTS.map((hint) => Buffer.from(hint));
-
 export type PresenceEvent = { kind: 'join' | 'leave'; name: string } | { kind: 'reset' | 'stopping' };
 
-/** The presence event a raw log line records, if any. */
+/** The presence event a raw log line records, if any. Lines over 4 KiB are none (and are never matched). */
 export function parsePresenceLine(rawLine: string): PresenceEvent | null {
-  if (!EVENT_HINTS.some((hint) => rawLine.includes(hint))) return null;
+  if (rawLine.length > PRESENCE_LINE_MAX_BYTES || !EVENT_HINTS.some((hint) => rawLine.includes(hint))) return null;
   const plain = rawLine.includes('\x1b') || rawLine.includes('§') ? rawLine.replace(COLOUR_CODES, '') : rawLine;
   const line = plain.endsWith('\r') ? plain.slice(0, -1) : plain;
   const prefix = line.match(LOG_PREFIX);
   if (prefix === null) return null; // continuation lines (stack traces, multi-line kick screens) are never events
-  const thread = prefix[1];
-  const level = prefix[2] ?? prefix[3] ?? prefix[4];
+  if (prefix[1] !== undefined && !TIME_OF_DAY.test(prefix[1])) return null;
+  const thread = prefix[2];
+  const level = prefix[3] ?? prefix[4] ?? prefix[5];
   if (level !== 'INFO') return null;
   // chat plugins may log a bare `Alex joined the game` from the chat pool; presence never comes from there
   if (thread !== undefined && thread.startsWith('Async Chat Thread')) return null;
@@ -310,30 +1867,6 @@ export function parsePresenceLine(rawLine: string): PresenceEvent | null {
   return null;
 }
 
-/** A game session as its log tells it: who is online, and whether the server is shutting down. */
-interface Session {
-  players: Set<string>;
-  stopping: boolean;
-}
-
-const newSession = (): Session => ({ players: new Set(), stopping: false });
-
-/** Applies one log line to a session; returns whether it was a session start. */
-function applyPresenceLine(session: Session, line: string): boolean {
-  const event = parsePresenceLine(line);
-  if (event === null) return false;
-  if (event.kind === 'reset') {
-    session.players.clear();
-    session.stopping = false;
-    return true;
-  }
-  // a player's second login (another location) kicks the first session; a set keeps one entry
-  if (event.kind === 'join') session.players.add(event.name);
-  else if (event.kind === 'leave') session.players.delete(event.name);
-  else session.stopping = true;
-  return false;
-}
-
 /** Applies every complete line of `text` (and a final unterminated one) to `players`. */
 export function scanPresence(text: string, players: Set<string> = new Set()): Set<string> {
   const session = { players, stopping: false };
@@ -341,26 +1874,72 @@ export function scanPresence(text: string, players: Set<string> = new Set()): Se
   return players;
 }
 
-const IPV6_MAPPED_IPV4 = /(?<![\w:.])::ffff:(?:\d{1,3}\.){3}\d{1,3}(?![\w.])/gi;
-const IPV6_FULL = /(?<![\w:.])(?:[0-9A-Fa-f]{1,4}:){7}[0-9A-Fa-f]{1,4}(?![\w:.])/g;
-// compressed forms always hold `::`, which no time of day (`12:00:00`) or Java method reference (`A::b`) has
-// next to hex digits alone
-const IPV6_COMPRESSED = /(?<![\w:.])(?:[0-9A-Fa-f]{1,4}(?::[0-9A-Fa-f]{1,4}){0,6})?::(?:[0-9A-Fa-f]{1,4}(?::[0-9A-Fa-f]{1,4}){0,6})?(?:%[\w.-]+)?(?![\w:.])/g;
-const IPV6_SEVEN_COLONS = /(?:[0-9A-Fa-f]{1,4}:){7}/;
-const IPV4_HINT = /\d\.\d{1,3}\.\d/;
-const IPV4 = /(?<![\w.])(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(?![\w.]*\d)/g;
+const ADDRESS_RUN_MAX_CHARS = 64;
 
-/** Replaces IPv4 and IPv6 addresses with `<ip>`: public tails never disclose players' addresses. */
+/**
+ * Replaces IPv4 and IPv6 addresses with `<ip>`: public tails never disclose players' addresses (docs/api.md#addresses).
+ * Linear: one pass over the line, and each candidate is at most 64 characters.
+ */
 export function maskAddresses(line: string): string {
-  let masked = line;
-  // most log lines hold neither form: a cheap look first (every IPv6 form has `::` or seven colons)
-  if (masked.includes('::') || IPV6_SEVEN_COLONS.test(masked)) {
-    masked = masked
-      .replace(IPV6_MAPPED_IPV4, '<ip>')
-      .replace(IPV6_FULL, '<ip>')
-      .replace(IPV6_COMPRESSED, (match) => (match === '::' ? match : '<ip>'));
+  // colour codes are cut out first, so that `§e10.1.2.3` and `ESC[33m10.1.2.3` end in an address of their own
+  if (!line.includes('\x1b') && !line.includes('§')) return maskSegment(line);
+  let out = '';
+  let from = 0;
+  for (const match of line.matchAll(COLOUR_CODES)) {
+    out += maskSegment(line.slice(from, match.index)) + match[0];
+    from = match.index! + match[0].length;
   }
-  return IPV4_HINT.test(masked) ? masked.replace(IPV4, '<ip>') : masked;
+  return out + maskSegment(line.slice(from));
+}
+
+const isHexDigit = (c: number): boolean => (c >= 48 && c <= 57) || (c >= 65 && c <= 70) || (c >= 97 && c <= 102);
+const isWordChar = (c: number): boolean => (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95;
+
+function maskSegment(text: string): string {
+  let out = '';
+  let copied = 0;
+  for (let i = 0; i < text.length; ) {
+    const c = text.charCodeAt(i);
+    if (!isHexDigit(c) && c !== 58 && c !== 46) {
+      i++;
+      continue;
+    }
+    let end = i;
+    let hasDigit = false;
+    let hasSeparator = false;
+    for (; end < text.length; end++) {
+      const d = text.charCodeAt(end);
+      if (d === 58 || d === 46) hasSeparator = true;
+      else if (d >= 48 && d <= 57) hasDigit = true;
+      else if (!isHexDigit(d)) break;
+    }
+    // a letter or `_` glued to either side makes it a word (`v1.2.3.4`, `Foo::bar`), not an address
+    const glued = (i > 0 && isWordChar(text.charCodeAt(i - 1))) || (end < text.length && isWordChar(text.charCodeAt(end)));
+    if (hasDigit && hasSeparator && !glued && end - i <= ADDRESS_RUN_MAX_CHARS) {
+      const masked = maskRun(text.slice(i, end));
+      if (masked !== undefined) {
+        out += text.slice(copied, i) + masked;
+        copied = end;
+      }
+    }
+    i = end;
+  }
+  return copied === 0 ? text : out + text.slice(copied);
+}
+
+/** A run of hex digits, dots and colons as masked, or undefined when it holds no address. */
+function maskRun(run: string): string | undefined {
+  // a sentence may end right after an address; a colon may follow one (`1.2.3.4:`)
+  const trimmed = run.replace(/[.:]+$/, '');
+  const after = run.slice(trimmed.length);
+  if (trimmed === '::' || trimmed === '') return undefined;
+  if (isIP(trimmed) !== 0) return `<ip>${after}`;
+  // `host:port`; Java 13 and older wrote IPv6 unbracketed, `/2001:db8:0:0:0:0:0:7:50122`
+  const colon = trimmed.lastIndexOf(':');
+  if (colon > 0 && /^\d{1,5}$/.test(trimmed.slice(colon + 1)) && isIP(trimmed.slice(0, colon)) !== 0) {
+    return `<ip>${trimmed.slice(colon)}${after}`;
+  }
+  return undefined;
 }
 
 const SIZE_UNITS = ['B', 'KB', 'MB', 'GB', 'TB'];
@@ -422,8 +2001,8 @@ export function parseLines(raw: string | null): number {
   return Math.min(Number(raw), LINES_MAX);
 }
 
-// The spec's fourteen characters, then every C0 control character and DEL (decisions.md)
-const FORBIDDEN_IN_COMMAND = /[;&|`$(){}[\]<>\\\x00-\x1f\x7f]/;
+// The spec's fourteen characters, then the C0 controls, DEL and the C1 controls (docs/api.md#post-apicommand)
+const FORBIDDEN_IN_COMMAND = /[;&|`$(){}[\]<>\\\x00-\x1f\x7f-\x9f]/;
 
 /** The console command as sent: outer spaces trimmed, 1..1000 characters, no forbidden character. */
 export function validateCommand(value: unknown): string {
@@ -447,1168 +2026,75 @@ export function validatePlayer(value: unknown): string {
   return value;
 }
 
-// ---- Host access: /proc ----
-
-/** The daemon's environment minus the key: `serv`, tmux and the game must never inherit it. */
-function childEnv(): NodeJS.ProcessEnv {
-  const { API_KEY: _key, ...rest } = process.env;
-  return rest;
-}
-
-interface MachineConstants {
-  memTotalBytes: number;
-  pageSizeBytes: number;
-  bootUptimeSeconds: number; // /proc/uptime when `bootMark` was taken
-  bootMark: number; // performance.now() at that moment
-}
-let machine: MachineConstants;
-
-/** Facts about the machine that do not change while it runs, learned once at start-up. */
-function readMachineConstants(): MachineConstants {
-  const memTotalKb = Number(fs.readFileSync('/proc/meminfo', 'latin1').match(/^MemTotal:\s+(\d+) kB/m)?.[1]);
-  const uptimeSeconds = Number(fs.readFileSync('/proc/uptime', 'latin1').split(' ')[0]);
-  const bootMark = performance.now();
-  // the first mapping's page size; getconf would mean a child process
-  const smapsHead = readFileHead('/proc/self/smaps', 16 * 1024);
-  const pageKb = Number(smapsHead.match(/^KernelPageSize:\s+(\d+) kB/m)?.[1] ?? 4);
-  if (!(memTotalKb > 0) || !(uptimeSeconds > 0)) throw new Error('/proc/meminfo or /proc/uptime is unreadable');
-  return {
-    memTotalBytes: memTotalKb * 1024,
-    pageSizeBytes: pageKb * 1024,
-    bootUptimeSeconds: uptimeSeconds,
-    bootMark,
-  };
-}
-
-function secondsSinceBoot(): number {
-  return machine.bootUptimeSeconds + (performance.now() - machine.bootMark) / 1000;
-}
-
-/** When a process started, on the wall clock (to 10 ms: its start time is counted in clock ticks). */
-function startedAtMs(stat: ProcStat): number {
-  return Date.now() - (secondsSinceBoot() - stat.startTicks / CLOCK_TICKS_PER_SECOND) * 1000;
-}
-
-const procBuffer = Buffer.allocUnsafe(4096);
-
-/** The first bytes of a file with one open, one read and one close: /proc files are small and generated. */
-function readFileHead(file: string, maxBytes = procBuffer.length): string {
-  const buffer = maxBytes === procBuffer.length ? procBuffer : Buffer.allocUnsafe(maxBytes);
-  const fd = fs.openSync(file, 'r');
-  try {
-    return buffer.toString('latin1', 0, fs.readSync(fd, buffer, 0, buffer.length, null));
-  } finally {
-    fs.closeSync(fd);
-  }
-}
-
-interface ProcStat {
-  pid: number;
-  comm: string;
-  state: string;
-  pgrp: number;
-  ttyNr: number;
-  tpgid: number;
-  startTicks: number;
-  rssPages: number;
-}
-
-/** /proc/PID/stat, or undefined when the process is gone. */
-function readProcStat(pid: number): ProcStat | undefined {
-  try {
-    return parseProcStat(pid, readFileHead(`/proc/${pid}/stat`));
-  } catch {
-    return undefined;
-  }
-}
-
-function parseProcStat(pid: number, stat: string): ProcStat {
-  // field 2 is the name in parentheses and may itself hold spaces and `)`: split at the last `)`
-  const close = stat.lastIndexOf(')');
-  const fields = stat.slice(close + 2).split(' ');
-  return {
-    pid,
-    comm: stat.slice(stat.indexOf('(') + 1, close),
-    state: fields[0],
-    pgrp: Number(fields[2]),
-    ttyNr: Number(fields[4]),
-    tpgid: Number(fields[5]),
-    startTicks: Number(fields[19]),
-    rssPages: Number(fields[21]),
-  };
-}
-
-// The game found last, with its /proc/PID/stat kept open: a read at offset 0 gives fresh figures, and once
-// that process has exited the read fails, even when its pid number has been given to another process.
-let cachedGame: { fd: number; stat: ProcStat } | undefined;
-let lastScan = { atMs: -Infinity, lastPid: '' };
-
-/** The newest PID the kernel handed out (last field of /proc/loadavg): no fork since a scan means no new process. */
-function lastCreatedPid(): string {
-  return readFileHead('/proc/loadavg').trim().split(' ').pop() ?? '';
-}
-
-function rereadCachedGame(): ProcStat | undefined {
-  if (cachedGame === undefined) return undefined;
-  try {
-    const length = fs.readSync(cachedGame.fd, procBuffer, 0, procBuffer.length, 0);
-    const stat = parseProcStat(cachedGame.stat.pid, procBuffer.toString('latin1', 0, length));
-    if (length > 0 && isLiveJava(stat)) return (cachedGame.stat = stat);
-  } catch {
-    // ESRCH: the process has exited
-  }
-  fs.closeSync(cachedGame.fd);
-  cachedGame = undefined;
-  return undefined;
-}
+const SHELLS = new Set(['sh', 'bash', 'dash', 'ash', 'zsh', 'ksh', 'mksh', 'pdksh', 'oksh', 'yash', 'fish', 'tcsh', 'csh', 'busybox', 'elvish', 'nu']);
+// options that take the next argument: it is not a script to run
+const SHELL_OPTIONS_WITH_ARGUMENT = new Set(['-o', '+o', '-O', '+O', '--rcfile', '--init-file', '--init-command', '-C']);
 
 /**
- * The game server: the oldest process named `java` whose working directory is SERVER_DIR (decisions.md).
- * A found process is kept while it lives; a scan that found nothing is reused while no process has been
- * created since, for a few seconds at most, unless `fresh` is asked.
+ * Whether a command line is a shell that reads its commands from the terminal: no `-c` and no script to run.
+ * `sh -c 'java …'` and `bash start.sh` read nothing from the terminal once java exits; `bash`, `-bash`, `bash -i` do.
  */
-function findGameProcess(fresh = false): ProcStat | undefined {
-  const known = rereadCachedGame();
-  if (known !== undefined) return known;
-  const lastPid = lastCreatedPid();
-  if (!fresh && lastPid === lastScan.lastPid && Date.now() - lastScan.atMs < PROCESS_SCAN_REUSE_MS) return undefined;
-  lastScan = { atMs: Date.now(), lastPid };
-  let oldest: ProcStat | undefined;
-  for (const entry of fs.readdirSync('/proc')) {
-    if (!/^[0-9]+$/.test(entry)) continue;
-    const stat = readProcStat(Number(entry));
-    if (stat === undefined || !isLiveJava(stat)) continue;
-    if (oldest !== undefined && (stat.startTicks > oldest.startTicks || (stat.startTicks === oldest.startTicks && stat.pid > oldest.pid))) continue;
-    if (isInServerDir(stat.pid)) oldest = stat;
-  }
-  if (oldest === undefined) return undefined;
-  try {
-    cachedGame = { fd: fs.openSync(`/proc/${oldest.pid}/stat`, 'r'), stat: oldest };
-  } catch {
-    return undefined; // it exited meanwhile
-  }
-  // the pid may have been reused between the scan and the open: the start time tells
-  const now = rereadCachedGame();
-  if (now?.startTicks === oldest.startTicks) return now;
-  if (cachedGame !== undefined) fs.closeSync(cachedGame.fd);
-  cachedGame = undefined;
-  return undefined;
-}
-
-let realServerDir = '';
-
-// an exited game whose parent has not reaped it yet (a container's PID 1 may never) is a zombie named java
-const isLiveJava = (stat: ProcStat): boolean => stat.comm === 'java' && stat.state !== 'Z' && stat.state !== 'X';
-
-function isInServerDir(pid: number): boolean {
-  try {
-    // another user's process gives EACCES: it cannot be ours (the API runs as the game's user)
-    return fs.readlinkSync(`/proc/${pid}/cwd`) === realServerDir;
-  } catch {
-    return false;
-  }
-}
-
-// ---- Host access: files ----
-
-/** What identifies a file's content without reading it: a rewrite changes the inode, size, mtime or ctime. */
-function statSignature(st: fs.Stats): string {
-  return `${st.dev}:${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}`;
-}
-
-const fileCache = new Map<string, { signature: string; value: unknown }>();
-
-/** A path's stat, or undefined when it does not exist; any other failure is a 500 naming it. */
-function statIfPresent(file: string): fs.Stats | undefined {
-  try {
-    return fs.statSync(file, { throwIfNoEntry: false });
-  } catch {
-    throw new HttpError(500, `${path.basename(file)} could not be read.`);
-  }
-}
-
-/**
- * A file parsed once and reused until it changes (a change is seen on the very next request: every call
- * stats the file), or undefined when it does not exist. An unreadable or unparsable file is a 500.
- */
-function readParsedFileIfPresent<T>(file: string, parse: (bytes: Buffer) => T): T | undefined {
-  const name = path.basename(file);
-  const st = statIfPresent(file);
-  if (st === undefined) return undefined;
-  const signature = statSignature(st);
-  const cached = fileCache.get(file);
-  if (cached?.signature === signature) return cached.value as T;
-  let bytes: Buffer;
-  try {
-    if (!st.isFile() || st.size > SMALL_FILE_MAX_BYTES) throw new Error('not a small regular file');
-    bytes = fs.readFileSync(file);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined; // removed between stat and read
-    throw new HttpError(500, `${name} could not be read.`);
-  }
-  const value = parse(bytes);
-  fileCache.set(file, { signature, value });
-  return value;
-}
-
-/** The same for a file a route needs: a missing one is a 404 `<name> not found`. */
-function readParsedFile<T>(file: string, parse: (bytes: Buffer) => T): T {
-  const value = readParsedFileIfPresent(file, parse);
-  if (value === undefined) throw new HttpError(404, `${path.basename(file)} not found`);
-  return value;
-}
-
-function parseJsonFile(name: string): (bytes: Buffer) => unknown {
-  return (bytes) => {
-    try {
-      return JSON.parse(bytes.toString('utf8'));
-    } catch {
-      throw new HttpError(500, `${name} is not valid JSON.`);
-    }
-  };
-}
-
-interface WhitelistEntry {
-  uuid?: unknown;
-  name?: unknown;
-}
-
-function whitelistPath(): string {
-  return path.join(config.serverDir, 'whitelist.json');
-}
-
-// The parsers of the files read routes poll, made once: they run only when a file has changed
-const parseWhitelistJson = parseJsonFile('whitelist.json');
-const parseVersionHistory = parseJsonFile('version_history.json');
-const parseUserCache = parseJsonFile('usercache.json');
-
-function parseWhitelist(bytes: Buffer): WhitelistEntry[] {
-  const entries = parseWhitelistJson(bytes);
-  if (!Array.isArray(entries) || !entries.every((e) => typeof e === 'object' && e !== null && !Array.isArray(e))) {
-    throw new HttpError(500, 'whitelist.json is not a JSON array of entries.');
-  }
-  return entries as WhitelistEntry[];
-}
-
-function parseServerProperties(bytes: Buffer): Record<string, string> {
-  try {
-    return parseProperties(bytes);
-  } catch {
-    throw new HttpError(500, 'server.properties could not be parsed.');
-  }
-}
-
-/** whitelist.json's entries, exactly as stored. */
-function readWhitelist(): WhitelistEntry[] {
-  return readParsedFile(whitelistPath(), parseWhitelist);
-}
-
-function readServerProperties(): Record<string, string> {
-  return readParsedFile(path.join(config.serverDir, 'server.properties'), parseServerProperties);
-}
-
-let versionFiles: string[] = [];
-
-/** `currentVersion` of version_history.json; Paper builds since July 2026 keep it in `.paper/`. */
-function readGameVersion(): string | undefined {
-  for (const file of versionFiles) {
-    try {
-      const history = readParsedFileIfPresent(file, parseVersionHistory) as { currentVersion?: unknown } | null | undefined;
-      if (typeof history?.currentVersion === 'string') return history.currentVersion;
-    } catch {
-      // the spec: version is simply left out when the file is unreadable
-    }
-  }
-  return undefined;
-}
-
-/** Writes a file so that readers see the old or the new content, never a part: same-folder temp file, fsync, rename. */
-function writeFileAtomic(file: string, text: string): void {
-  const temp = `${file}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`;
-  const mode = (fs.statSync(file, { throwIfNoEntry: false })?.mode ?? 0o644) & 0o7777;
-  const fd = fs.openSync(temp, 'wx', mode);
-  try {
-    // writeFileSync on a descriptor loops over short writes and throws when one fails (EFBIG, ENOSPC)
-    fs.writeFileSync(fd, text);
-    fs.fsyncSync(fd);
-    fs.closeSync(fd);
-    fs.renameSync(temp, file);
-  } catch (err) {
-    try { fs.closeSync(fd); } catch { /* already closed */ }
-    fs.rmSync(temp, { force: true });
-    throw err;
-  }
-  // the rename is durable once the folder's entry is on disk
-  const dir = fs.openSync(path.dirname(file), 'r');
-  try { fs.fsyncSync(dir); } finally { fs.closeSync(dir); }
-}
-
-/** The last `count` lines of a file, oldest first, read backwards from the end in growing blocks. */
-export async function readTail(file: string, count: number): Promise<string[]> {
-  const handle = await fs.promises.open(file, 'r');
-  // one buffer, filled from its end and grown by doubling, borrowed from those earlier reads left: off-heap
-  // memory that is only freed by a garbage collection is not asked for again on every request
-  let window = tailWindows.pop() ?? Buffer.allocUnsafe(TAIL_FIRST_BLOCK_BYTES);
-  try {
-    // the handle pins the inode: a log replaced meanwhile is read whole from the old file
-    for (let attempt = 0; ; attempt++) {
-      const { size } = await handle.stat();
-      let start = size; // file offset of window[filled]
-      let filled = window.length; // window[filled, window.length) holds file[start, size)
-      let blockBytes = TAIL_FIRST_BLOCK_BYTES;
-      let newlines = 0;
-      let truncated = false;
-      // `count` complete lines need `count` + 1 line breaks, the first of which ends an older line
-      while (start > 0 && newlines <= count && size - start < TAIL_MAX_BYTES) {
-        const length = Math.min(blockBytes, start, TAIL_MAX_BYTES - (size - start));
-        if (length > filled) {
-          const grown = Buffer.allocUnsafe(Math.min(TAIL_MAX_BYTES, Math.max(window.length * 2, window.length - filled + length)));
-          window.copy(grown, grown.length - (window.length - filled), filled);
-          filled = grown.length - (window.length - filled);
-          window = grown;
-        }
-        start -= length;
-        filled -= length;
-        const { bytesRead } = await handle.read(window, filled, length, start);
-        if (bytesRead < length) {
-          truncated = true; // the file shrank under us: read it again from its new end
-          break;
-        }
-        for (let i = window.indexOf(10, filled); i !== -1 && i < filled + length; i = window.indexOf(10, i + 1)) newlines++;
-        blockBytes = Math.min(blockBytes * 2, TAIL_BLOCK_MAX_BYTES);
-      }
-      if (truncated && attempt < 3) continue;
-      return lastLines(window.subarray(filled), count, start === 0);
-    }
-  } finally {
-    tailWindows.push(window);
-    await handle.close();
-  }
-}
-
-// Buffers of finished tail reads, for the next ones: at most TAIL_READS_AT_ONCE are ever out at once
-const tailWindows: Buffer[] = [];
-
-/** The last `count` lines of the end of a file; only they are decoded (leniently: bad bytes become U+FFFD). */
-function lastLines(data: Buffer, count: number, fromFileStart: boolean): string[] {
-  const end = data.length > 0 && data[data.length - 1] === 10 ? data.length - 1 : data.length; // a final break ends a line
-  let begin = end;
-  let found = 0;
-  while (found < count && begin > 0) {
-    const lineBreak = data.lastIndexOf(10, begin - 1);
-    if (lineBreak === -1) break;
-    begin = lineBreak;
-    found++;
-  }
-  let from: number;
-  if (found === count) from = begin + 1;
-  else if (fromFileStart) from = 0; // the file's first line is whole
-  else if (found > 0) from = begin + 1; // the oldest piece is the end of a longer line
-  else return [];
-  if (from > end || (from === end && data.length === 0)) return [];
-  // line by line: small strings die young, where one string of the whole block (often hundreds of KiB) would
-  // go to V8's large-object space, which only a full collection frees
-  const lines: string[] = [];
-  for (let at = from; at <= end; ) {
-    let lineEnd = data.indexOf(10, at);
-    if (lineEnd === -1 || lineEnd > end) lineEnd = end;
-    lines.push(data.toString('utf8', at, lineEnd > at && data[lineEnd - 1] === 13 ? lineEnd - 1 : lineEnd));
-    at = lineEnd + 1;
-  }
-  return lines;
-}
-
-// ---- Host access: presence from latest.log ----
-
-interface Presence {
-  handle: fs.promises.FileHandle; // the log followed: it keeps a rolled file readable to its end
-  dev: number;
-  ino: number;
-  head: Buffer; // the file's first bytes: a copy-and-truncate that has grown again changes them
-  size: number; // the size the view below was computed for
-  offset: number; // bytes parsed into `session`: always the end of a complete line
-  skipping: boolean; // inside a line longer than a chunk: no event, skip to its end
-  game: string; // pid and start time of the game process the players belong to
-  session: Session;
-  view: Session; // the session plus the effect of a final unterminated line
-}
-
-let presence: Presence | undefined;
-let presenceQueue: Promise<unknown> = Promise.resolve();
-
-const gameIdentity = (game: ProcStat): string => `${game.pid}:${game.startTicks}`;
-const latestLogPath = (): string => path.join(config.serverDir, 'logs', 'latest.log');
-
-/** Who is online (and whether the server is stopping) by latest.log; only bytes appended since the last call are parsed. */
-function readSession(game: ProcStat): Promise<Session> {
-  const st = fs.statSync(latestLogPath(), { throwIfNoEntry: false });
-  const current = presence;
-  if (st !== undefined && current !== undefined && current.ino === st.ino && current.dev === st.dev && current.size === st.size && current.game === gameIdentity(game)) {
-    return Promise.resolve(current.view);
-  }
-  // one update at a time: concurrent callers wait for it and then find it done
-  const update = presenceQueue.then(() => updatePresence(game));
-  presenceQueue = update.catch(() => undefined);
-  return update;
-}
-
-async function updatePresence(game: ProcStat): Promise<Session> {
-  const file = latestLogPath();
-  const identity = gameIdentity(game);
-  let state = presence;
-  if (state !== undefined && state.game !== identity) {
-    state.session = newSession(); // a new game process: everyone was disconnected
-    state.game = identity;
-  }
-  const st = fs.statSync(file, { throwIfNoEntry: false });
-  if (st === undefined) {
-    // decisions.md: the server runs but has no log (yet): nobody online
-    await state?.handle.close();
-    presence = undefined;
-    return newSession();
-  }
-  // a log last written before this process started is an earlier run's, until log4j rolls it at the first
-  // line of this run: neither its players nor its shutdown belong to this game
-  if (st.mtimeMs < startedAtMs(game)) return newSession();
-  if (state !== undefined && (state.dev !== st.dev || state.ino !== st.ino)) {
-    // log4j rolled latest.log (at start-up, or at midnight while the game runs): what was written to the old
-    // file since the last call is read first, through the handle; the same process keeps its players
-    await parseAppended(state, (await state.handle.stat()).size);
-    await state.handle.close();
-    presence = state = await followLog(file, state.session);
-  } else if (state !== undefined && (st.size < state.offset || !(await isSameContent(state)))) {
-    // truncated in place (log4j's copy-and-truncate fallback), perhaps already written again
-    Object.assign(state, { offset: 0, skipping: false, head: Buffer.alloc(0) });
-  }
-  if (state === undefined) {
-    state = await followLog(file, newSession());
-    if (!(await parseAppended(state, (await state.handle.stat()).size))) {
-      // the daemon starts after a midnight roll: the session's start is in the archives
-      Object.assign(state, { session: await sessionFromArchives(path.dirname(file)), offset: 0, skipping: false });
-    }
-    state.game = identity;
-    presence = state;
-  }
-  await parseAppended(state, (await state.handle.stat()).size);
-  return state.view;
-}
-
-async function followLog(file: string, session: Session): Promise<Presence> {
-  const handle = await fs.promises.open(file, 'r');
-  const st = await handle.stat();
-  const game = presence?.game ?? '';
-  return { handle, dev: st.dev, ino: st.ino, head: Buffer.alloc(0), size: -1, offset: 0, skipping: false, game, session, view: session };
-}
-
-let presenceChunk: Buffer | undefined;
-
-/** Whether the file still starts as it did, and a line still ends where parsing stopped. */
-async function isSameContent(state: Presence): Promise<boolean> {
-  const probe = Buffer.alloc(state.head.length + 1);
-  if (state.head.length > 0) await state.handle.read(probe, 0, state.head.length, 0);
-  if (!probe.subarray(0, state.head.length).equals(state.head)) return false;
-  if (state.offset === 0) return true;
-  await state.handle.read(probe, 0, 1, state.offset - 1);
-  return probe[0] === 10;
-}
-
-/** Parses [offset, size) into the state in chunks; returns whether a session start was seen. */
-async function parseAppended(state: Presence, size: number): Promise<boolean> {
-  let sawStart = false;
-  let tail = '';
-  // updates run one at a time (presenceQueue), so they share one chunk
-  presenceChunk ??= Buffer.allocUnsafe(PRESENCE_CHUNK_BYTES);
-  const chunk = presenceChunk;
-  while (state.offset < size) {
-    const { bytesRead } = await state.handle.read(chunk, 0, Math.min(chunk.length, size - state.offset), state.offset);
-    if (bytesRead === 0) break;
-    const data = chunk.subarray(0, bytesRead);
-    if (state.head.length < HEAD_BYTES && state.offset === 0) state.head = Buffer.from(data.subarray(0, HEAD_BYTES));
-    if (state.skipping) {
-      const end = data.indexOf(10);
-      state.offset += end === -1 ? bytesRead : end + 1;
-      state.skipping = end === -1;
+export function isInteractiveShell(argv: readonly string[]): boolean {
+  if (argv.length === 0) return false;
+  const name = path.basename(argv[0]).replace(/^-/, '');
+  if (!SHELLS.has(name)) return false;
+  for (let i = 1; i < argv.length; i++) {
+    const arg = argv[i];
+    if (arg === '--') return i + 1 >= argv.length; // what follows `--` is a script
+    if (arg === '--command') return false;
+    if (SHELL_OPTIONS_WITH_ARGUMENT.has(arg)) {
+      i++;
       continue;
     }
-    const lastBreak = data.lastIndexOf(10);
-    if (lastBreak === -1) {
-      if (bytesRead === PRESENCE_CHUNK_BYTES) {
-        state.offset += bytesRead; // a line longer than a chunk holds no event: skip to its end
-        state.skipping = true;
-        continue;
-      }
-      tail = data.toString('utf8'); // an unterminated last line
-      break;
+    if (/^[-+][A-Za-z]+$/.test(arg)) {
+      if (arg[0] === '-' && arg.includes('i')) return true;
+      if (arg[0] === '-' && arg.includes('c')) return false;
+      continue;
     }
-    if (applyEventLines(state.session, data, lastBreak)) sawStart = true;
-    state.offset += lastBreak + 1;
+    if (arg.startsWith('--')) continue; // --norc, --login, --noprofile …
+    return false; // a script operand
   }
-  // log4j writes a line with one write: a final line that matches in full counts now, and is read again,
-  // whole, once more bytes arrive (the offset stays at its start)
-  const view = { players: new Set(state.session.players), stopping: state.session.stopping };
-  if (tail !== '' && applyPresenceLine(view, tail)) sawStart = true;
-  state.size = size;
-  state.view = view;
-  return sawStart;
+  return true;
 }
 
-/** Applies the event lines among the whole lines of data[0, end); returns whether a session start was seen. */
-function applyEventLines(session: Session, data: Buffer, end: number): boolean {
-  let sawStart = false;
-  const next = EVENT_NEEDLES.map((needle) => data.indexOf(needle));
-  for (let pos = 0; pos < end; ) {
-    let hit = -1;
-    for (let i = 0; i < next.length; i++) {
-      // each needle's search only moves forward: a chunk is read once per needle, whatever the event count
-      if (next[i] !== -1 && next[i] < pos) next[i] = data.indexOf(EVENT_NEEDLES[i], pos);
-      if (next[i] !== -1 && (hit === -1 || next[i] < hit)) hit = next[i];
-    }
-    if (hit === -1 || hit >= end) break;
-    const lineStart = hit === 0 ? 0 : data.lastIndexOf(10, hit - 1) + 1;
-    const lineEnd = data.indexOf(10, hit);
-    // only whole lines are decoded, so a UTF-8 sequence is never split
-    if (applyPresenceLine(session, data.toString('utf8', lineStart, lineEnd))) sawStart = true;
-    pos = lineEnd + 1;
-  }
-  return sawStart;
-}
+// ---- The server: the HTTP boundary ----
 
-/** The session at the end of the newest `logs/*.log.gz` archives, read back to its start (bounded in files and bytes). */
-async function sessionFromArchives(logDir: string): Promise<Session> {
-  let names: string[];
-  try {
-    names = fs.readdirSync(logDir).filter((name) => name.endsWith('.log.gz'));
-  } catch {
-    return newSession();
-  }
-  const newestFirst = names
-    .map((name) => ({ name, mtimeMs: fs.statSync(path.join(logDir, name), { throwIfNoEntry: false })?.mtimeMs ?? 0 }))
-    .sort((a, b) => b.mtimeMs - a.mtimeMs || b.name.localeCompare(a.name, 'en', { numeric: true }))
-    .slice(0, ARCHIVE_MAX_FILES);
-  const texts: string[] = [];
-  let budget = ARCHIVE_MAX_BYTES;
-  for (const { name } of newestFirst) {
-    const text = budget > 0 ? await gunzipFile(path.join(logDir, name), budget) : undefined;
-    if (text === undefined) break;
-    budget -= text.length;
-    texts.unshift(text);
-    if (text.split('\n').some((line) => parsePresenceLine(line)?.kind === 'reset')) break;
-  }
-  const session = newSession();
-  for (const text of texts) for (const line of text.split('\n')) applyPresenceLine(session, line);
-  return session;
-}
-
-function gunzipFile(file: string, maxBytes: number): Promise<string | undefined> {
-  return new Promise((resolve) => {
-    fs.readFile(file, (readErr, bytes) => {
-      if (readErr) return resolve(undefined);
-      gunzip(bytes, { maxOutputLength: maxBytes }, (err, text) => resolve(err ? undefined : text.toString('utf8')));
-    });
-  });
-}
-
-// ---- Host access: backups ----
-
-interface BackupFile {
-  name: string;
-  bytes: number;
-  mtimeMs: number;
-}
-
-let backupCache: { signature: string; checkedAtMs: number; files: BackupFile[]; body: string } | undefined;
-
-/** The `.tar.gz` archives, newest first; the listing is reused while the folder and its newest files stay put. */
-function listBackups(): string {
-  const dir = config.backupDir;
-  const name = path.basename(dir);
-  const st = statIfPresent(dir);
-  if (st === undefined) throw new HttpError(404, `${name} not found`);
-  if (!st.isDirectory()) throw new HttpError(500, `${name} could not be read.`);
-  const signature = statSignature(st);
-  const now = Date.now();
-  // an archive written in place (growing, or overwritten under the same name) leaves the folder as it was:
-  // the recent ones are checked on every request, all of them every few seconds
-  if (
-    backupCache?.signature === signature &&
-    now - backupCache.checkedAtMs < BACKUP_RESTAT_MS &&
-    backupCache.files.every((f) => now - f.mtimeMs > BACKUP_LIVE_WINDOW_MS || isUnchanged(dir, f))
-  ) {
-    return backupCache.body;
-  }
-  let entries: string[];
-  try {
-    entries = fs.readdirSync(dir).filter((entry) => entry.endsWith('.tar.gz'));
-  } catch {
-    throw new HttpError(500, `${name} could not be read.`);
-  }
-  const files: BackupFile[] = [];
-  for (const entry of entries) {
-    // a file may vanish between the listing and its stat: it is simply not listed
-    const file = fs.statSync(path.join(dir, entry), { throwIfNoEntry: false });
-    if (file?.isFile()) files.push({ name: entry, bytes: file.size, mtimeMs: file.mtimeMs });
-  }
-  files.sort((a, b) => b.mtimeMs - a.mtimeMs || a.name.localeCompare(b.name));
-  const backups = files.map((f) => ({
-    name: f.name,
-    type: backupType(f.name),
-    size: formatSize(f.bytes),
-    bytes: f.bytes,
-    created: new Date(f.mtimeMs).toISOString(),
-  }));
-  backupCache = { signature, checkedAtMs: now, files, body: JSON.stringify({ ok: true, count: backups.length, backups }) };
-  return backupCache.body;
-}
-
-function isUnchanged(dir: string, file: BackupFile): boolean {
-  const st = fs.statSync(path.join(dir, file.name), { throwIfNoEntry: false });
-  return st !== undefined && st.size === file.bytes && st.mtimeMs === file.mtimeMs;
-}
-
-// ---- Host access: the report script ----
-
-let reportCache: { atMs: number; result: Promise<string> } | undefined;
-
-/** The report, from at most one script run at a time, reused for a few seconds whatever the number of callers. */
-function readReport(): Promise<string> {
-  if (reportCache === undefined || Date.now() - reportCache.atMs > REPORT_REUSE_MS) {
-    const result = runReportScript();
-    reportCache = { atMs: Number.POSITIVE_INFINITY, result };
-    // the reuse window starts when the run ends, so a slow script is never started twice at once
-    result.then(
-      () => { reportCache = { atMs: Date.now(), result }; },
-      () => { reportCache = { atMs: Date.now(), result }; },
-    );
-  }
-  return reportCache.result;
-}
-
-function runReportScript(): Promise<string> {
-  return new Promise((resolve, reject) => {
-    let child: ChildProcess;
-    try {
-      // its own process group, so a timeout can end everything it started
-      child = spawn(config.reportScript, [], { detached: true, stdio: ['ignore', 'pipe', 'inherit'], env: childEnv() });
-    } catch (err) {
-      log(`report script could not be started: ${describeError(err)}`);
-      return reject(new HttpError(500, 'The report script could not be started.'));
-    }
-    const chunks: Buffer[] = [];
-    let bytes = 0;
-    let failure: HttpError | undefined;
-    let settled = false;
-    const killGroup = (): void => {
-      try { process.kill(-child.pid!, 'SIGKILL'); } catch { /* already gone */ }
-    };
-    // settles once, from whichever comes first; a process that left the group (setsid) may hold stdout open
-    // for ever, so the pipe is closed here rather than waited for
-    const settle = (): void => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      clearTimeout(drainTimer);
-      child.stdout!.destroy();
-      const text = Buffer.concat(chunks).toString('utf8');
-      // decisions.md: a non-zero exit with output still counts
-      if (failure === undefined && text.trim() === '') failure = new HttpError(500, 'The report script printed nothing.');
-      if (failure !== undefined) reject(failure);
-      else resolve(text);
-    };
-    let drainTimer: NodeJS.Timeout | undefined;
-    const timer = setTimeout(() => {
-      failure ??= new HttpError(500, 'The report script timed out after 10 s.');
-      killGroup();
-      settle();
-    }, REPORT_TIMEOUT_MS);
-    child.stdout!.on('data', (chunk: Buffer) => {
-      bytes += chunk.length;
-      if (bytes <= REPORT_MAX_BYTES) chunks.push(chunk);
-    });
-    child.once('error', (err) => {
-      log(`report script could not be started: ${describeError(err)}`);
-      failure ??= new HttpError(500, 'The report script could not be started.');
-      settle();
-    });
-    child.once('exit', () => {
-      // what the script left behind in its group is ended; output already written is still read
-      killGroup();
-      drainTimer = setTimeout(settle, REPORT_DRAIN_MS);
-    });
-    child.once('close', settle);
-  });
-}
-
-// ---- Host access: tmux and serv ----
-
-/** Runs tmux on the configured socket; resolves its stdout. */
-function tmux(args: readonly string[]): Promise<string> {
-  const socket = config.tmuxSocket === undefined ? [] : ['-S', config.tmuxSocket];
-  return new Promise((resolve, reject) => {
-    execFile('tmux', [...socket, ...args], { timeout: TMUX_TIMEOUT_MS, maxBuffer: 64 * 1024, env: childEnv() }, (err, stdout) =>
-      err ? reject(err) : resolve(stdout),
-    );
-  });
-}
-
-let consoleQueue: Promise<unknown> = Promise.resolve();
-
-/**
- * Types a command into the game console and presses Enter, one command at a time (two callers would
- * otherwise interleave their keys). The text is sent literally and only when the game server itself is the
- * pane's foreground process: a shell in the pane would run it as a command line.
- */
-function sendConsoleCommand(command: string): Promise<void> {
-  const delivery = consoleQueue.then(() => deliverToConsole(command));
-  consoleQueue = delivery.catch(() => undefined);
-  return delivery;
-}
-
-async function deliverToConsole(command: string): Promise<void> {
-  const game = findGameProcess(true);
-  if (game === undefined) throw new HttpError(409, 'Game server is not running.');
-  // while it shuts down the game is still the pane's foreground process but reads no more: a line typed now
-  // would wait in the terminal and be read by whatever the pane runs next, a shell perhaps
-  if (stopSentTo === gameIdentity(game) || (await isStopping(game))) {
-    throw new HttpError(503, 'The game console is not available: the game server is stopping.');
-  }
-  const target = `=${config.tmuxSession}:`; // `=`: this exact session, never a prefix match
-  let paneTty: string;
-  try {
-    paneTty = (await tmux(['display-message', '-p', '-t', target, '#{pane_tty}'])).trim();
-  } catch (err) {
-    log(`console check failed: ${describeError(err)}`);
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new HttpError(503, 'The game console is not available: tmux is not installed.');
-    throw new HttpError(503, `The game console is not available: the tmux session "${config.tmuxSession}" was not found.`);
-  }
-  if (!isPaneForeground(game, paneTty)) {
-    throw new HttpError(503, `The game console is not available: the game server is not the foreground process of the tmux session "${config.tmuxSession}".`);
-  }
-  // text and Enter in one tmux command sequence (`;`), so no other client's keys come between them
-  await tmux(['send-keys', '-t', target, '-l', '--', command, ';', 'send-keys', '-t', target, 'Enter']);
-  // vanilla's stop takes no argument (`stop now` is refused and the game runs on); any other shutdown shows in its log
-  if (command === 'stop' || command === '/stop') stopSentTo = gameIdentity(game);
-}
-
-let stopSentTo = ''; // the game process this daemon typed `stop` into
-
-async function isStopping(game: ProcStat): Promise<boolean> {
-  try {
-    return (await readSession(game)).stopping;
-  } catch {
-    return false; // an unreadable log tells nothing; the foreground check below still applies
-  }
-}
-
-/**
- * Whether the pane's terminal is the game's controlling terminal and the game's process group is that
- * terminal's foreground group (fields 5, 7 and 8 of /proc/PID/stat). `#{pane_current_command}` cannot tell:
- * for a script it names the interpreter. A suspended game or a background job fails this test.
- */
-function isPaneForeground(game: ProcStat, paneTty: string): boolean {
-  const now = readProcStat(game.pid);
-  const tty = paneTty === '' ? undefined : fs.statSync(paneTty, { throwIfNoEntry: false });
-  if (now === undefined || tty === undefined || !tty.isCharacterDevice()) return false;
-  // dev_t as glibc packs it, and tty_nr as the kernel does: major in bits 8-19, minor split around it
-  const major = ((tty.rdev >> 8) & 0xfff) | Math.floor(tty.rdev / 2 ** 32) & ~0xfff;
-  const minor = (tty.rdev & 0xff) | ((tty.rdev >> 12) & ~0xff);
-  const ttyNr = (minor & 0xff) | (major << 8) | ((minor & ~0xff) << 12);
-  return now.ttyNr === ttyNr && now.tpgid === now.pgrp;
-}
-
-let isBackupRunning = false;
-
-/** Starts `serv <args>` in its own process group with our stdout and stderr; resolves once it exists. */
-function launchServ(args: readonly string[]): Promise<ChildProcess> {
-  return new Promise((resolve, reject) => {
-    let child: ChildProcess;
-    try {
-      child = spawn(config.servBin, args, {
-        detached: true, // own process group: a Ctrl-C to us or our exit does not reach it
-        stdio: ['ignore', 'inherit', 'inherit'], // straight to the journal: a pipe of ours would break when we restart
-        env: childEnv(),
-      });
-    } catch (err) {
-      log(`serv ${args.join(' ')} could not be started: ${describeError(err)}`);
-      return reject(new HttpError(500, 'Internal server error'));
-    }
-    child.once('error', (err) => {
-      log(`serv ${args.join(' ')} could not be started: ${describeError(err)}`);
-      reject(new HttpError(500, 'Internal server error'));
-    });
-    child.once('spawn', () => {
-      child.unref();
-      child.once('exit', (code, signal) => log(`serv ${args.join(' ')} (pid ${child.pid}) exited with ${signal ?? `status ${code}`}`));
-      resolve(child);
-    });
-  });
-}
-
-// ---- Host access: player profiles ----
-
-interface Profile {
-  name: string;
-  uuid: string;
-}
-
-/** The UUID and name case to write for a player, from the same sources the server would use. */
-async function resolveProfile(player: string): Promise<Profile> {
-  let properties: Record<string, string> = {};
-  try {
-    properties = readServerProperties();
-  } catch {
-    // Minecraft's default is online mode
-  }
-  // Minecraft reads the flag with Boolean.valueOf: any value but `true` (in any case, no blanks) is false
-  const onlineMode = properties['online-mode'];
-  if (onlineMode !== undefined && onlineMode.toLowerCase() !== 'true') return { name: player, uuid: offlineUuid(player) };
-  const cached = findInUserCache(player);
-  if (cached !== undefined) return cached;
-  return lookupProfile(player);
-}
-
-function findInUserCache(player: string): Profile | undefined {
-  let cache: unknown;
-  try {
-    cache = readParsedFile(path.join(config.serverDir, 'usercache.json'), parseUserCache);
-  } catch {
-    return undefined;
-  }
-  if (!Array.isArray(cache)) return undefined;
-  const hit = cache.find((e) => typeof e?.name === 'string' && e.name.toLowerCase() === player.toLowerCase() && typeof e.uuid === 'string');
-  return hit === undefined ? undefined : { name: hit.name, uuid: hit.uuid };
-}
-
-/** Asks PROFILE_LOOKUP_URL (Mojang's API by default) for a name; 502 when unknown or unreachable. */
-function lookupProfile(player: string): Promise<Profile> {
-  const url = new URL(config.profileLookupUrl + encodeURIComponent(player));
-  const failed = (why: string): HttpError => {
-    log(`profile lookup for ${player} failed: ${why}`);
-    return new HttpError(502, 'The profile lookup failed; nothing was changed.');
-  };
-  return new Promise((resolve, reject) => {
-    const request = (url.protocol === 'https:' ? httpsRequest : httpRequest)(url, { timeout: LOOKUP_TIMEOUT_MS }, (res) => {
-      const chunks: Buffer[] = [];
-      let bytes = 0;
-      res.on('data', (chunk: Buffer) => {
-        bytes += chunk.length;
-        if (bytes > LOOKUP_MAX_BYTES) request.destroy(new Error('answer too large'));
-        else chunks.push(chunk);
-      });
-      res.on('end', () => {
-        // the service answered 204 for unknown names until 2023 and 404 since
-        if (res.statusCode === 204 || res.statusCode === 404) return reject(new HttpError(502, `No Minecraft account is named ${player}.`));
-        if (res.statusCode !== 200) return reject(failed(`status ${res.statusCode}`));
-        let answer: { id?: unknown; name?: unknown };
-        try {
-          answer = JSON.parse(Buffer.concat(chunks).toString('utf8'));
-        } catch {
-          return reject(failed('the answer is not JSON'));
-        }
-        const hex = typeof answer?.id === 'string' ? answer.id.replace(/-/g, '') : '';
-        if (!/^[0-9a-fA-F]{32}$/.test(hex) || typeof answer.name !== 'string' || !/^[A-Za-z0-9_]{1,16}$/.test(answer.name)) {
-          return reject(failed('the answer has no valid id and name'));
-        }
-        resolve({ name: answer.name, uuid: dashUuid(hex) });
-      });
-      res.on('error', (err) => reject(failed(describeError(err))));
-    });
-    request.on('timeout', () => request.destroy(new Error('timed out')));
-    request.on('error', (err) => reject(failed(describeError(err))));
-    request.end();
-  });
-}
-
-// ---- Route handlers ----
-
-interface Reply {
-  status: number;
-  body: string; // serialised JSON, or the text of a text/plain reply
-  text?: boolean;
-  headers?: Record<string, string>;
-}
-
-interface Request {
-  req: IncomingMessage;
-  search: string; // the query string after `?`, or ''
-}
-
-const json = (value: object, status = 200): Reply => ({ status, body: JSON.stringify(value) });
-const done = (message: string): Reply => json({ ok: true, message });
-
-// Replies built from a parsed file or a presence view, serialised once: they go with the value when it changes
-const replyMemo = new WeakMap<object, Map<string, Reply>>();
-
-function memoReply(source: object, variant: string, build: () => Reply): Reply {
-  let replies = replyMemo.get(source);
-  if (replies === undefined) replyMemo.set(source, (replies = new Map()));
-  let reply = replies.get(variant);
-  if (reply === undefined) replies.set(variant, (reply = build()));
-  return reply;
-}
-
-function getStatus(): Reply {
-  const game = findGameProcess();
-  if (game === undefined) return json({ ok: true, online: false });
-  const version = readGameVersion();
-  return json({
-    ok: true,
-    online: true,
-    pid: game.pid,
-    uptime: formatUptime(secondsSinceBoot() - game.startTicks / CLOCK_TICKS_PER_SECOND),
-    memory: formatMemory(game.rssPages * machine.pageSizeBytes, machine.memTotalBytes),
-    ...(version === undefined ? {} : { version }),
-  });
-}
-
-async function getOnlinePlayers(): Promise<Reply> {
-  const game = findGameProcess();
-  // the spec: offline means no players, and the log is not read
-  if (game === undefined) return json({ ok: true, online: false, players: [] });
-  const session = await readSession(game);
-  return memoReply(session, '', () => json({ ok: true, online: true, count: session.players.size, players: [...session.players] }));
-}
-
-function getWhitelist(): Reply {
-  const whitelist = readWhitelist();
-  return memoReply(whitelist, '', () => json({ ok: true, count: whitelist.length, whitelist }));
-}
-
-function getProperties({ req }: Request): Reply {
-  const properties = readServerProperties();
-  const reveal = hasValidKey(req);
-  return memoReply(properties, String(reveal), () => json({ ok: true, properties: redactProperties(properties, reveal) }));
-}
-
-function getBackups(): Reply {
-  return { status: 200, body: listBackups() };
-}
-
-/**
- * A log tail: `file` is the spec's constant name, whatever path the log really has. An answer is reused
- * while the file is unchanged; a few of them, since `lines` can take 2000 values.
- */
-function tailRoute(file: () => string, shownAs: string) {
-  let memo = { signature: '', replies: new Map<string, Reply>() };
-  return async ({ req, search }: Request): Promise<Reply> => {
-    const all = new URLSearchParams(search).getAll('lines');
-    if (all.length > 1) throw new HttpError(400, 'lines must be an integer from 1 to 2000.');
-    const count = parseLines(all.length === 0 ? null : all[0]);
-    const reveal = hasValidKey(req);
-    const name = path.basename(file());
-    let lines: string[];
-    let current: typeof memo;
-    try {
-      const st = fs.statSync(file(), { throwIfNoEntry: false });
-      if (st === undefined) throw new HttpError(404, `${name} not found`);
-      const signature = statSignature(st);
-      if (memo.signature !== signature || memo.replies.size >= TAIL_REPLIES_KEPT) memo = { signature, replies: new Map() };
-      // the answer goes with the signature seen before reading: a newer one never receives older lines
-      current = memo;
-      const kept = current.replies.get(`${count}:${reveal}`);
-      if (kept !== undefined) return kept;
-      lines = await withTailSlot(() => readTail(file(), count));
-    } catch (err) {
-      if (err instanceof HttpError) throw err;
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new HttpError(404, `${name} not found`);
-      log(`reading ${file()} failed: ${describeError(err)}`);
-      throw new HttpError(500, `${name} could not be read.`);
-    }
-    const reply = json({ ok: true, file: shownAs, lines: reveal ? lines : lines.map(maskAddresses) });
-    current.replies.set(`${count}:${reveal}`, reply);
-    return reply;
-  };
-}
-
-let tailReadsRunning = 0;
-const tailReadWaiters: Array<() => void> = [];
-
-/** Runs at most a few tail reads at once: each may hold up to 16 MiB, and the routes are public. */
-async function withTailSlot<T>(read: () => Promise<T>): Promise<T> {
-  while (tailReadsRunning >= TAIL_READS_AT_ONCE) await new Promise<void>((resolve) => tailReadWaiters.push(resolve));
-  tailReadsRunning++;
-  try {
-    return await read();
-  } finally {
-    tailReadsRunning--;
-    tailReadWaiters.shift()?.();
-  }
-}
-
-async function getReportText(): Promise<Reply> {
-  try {
-    return { status: 200, body: await readReport(), text: true };
-  } catch (err) {
-    // decisions.md: GET / fails as text/plain, like it succeeds
-    if (err instanceof HttpError) return { status: err.status, body: err.message, text: true };
-    throw err;
-  }
-}
-
-async function getReportJson(): Promise<Reply> {
-  return json({ ok: true, report: await readReport() });
-}
-
-function servRoute(args: readonly string[], message: string) {
-  return async (): Promise<Reply> => {
-    await launchServ(args);
-    return done(message);
-  };
-}
-
-async function postBackup(): Promise<Reply> {
-  // taken before the spawn is awaited: requests pipelined on one connection arrive in the same turn
-  if (isBackupRunning) throw new HttpError(409, 'A backup is already running.');
-  isBackupRunning = true;
-  try {
-    const child = await launchServ(['backup', '-s']);
-    child.once('exit', () => { isBackupRunning = false; });
-  } catch (err) {
-    isBackupRunning = false;
-    throw err;
-  }
-  return done('Backup triggered. Check /api/backups shortly.');
-}
-
-async function postCommand({ req }: Request): Promise<Reply> {
-  const command = validateCommand((await readJsonObject(req)).command);
-  await sendConsoleCommand(command);
-  return done(`Command sent: ${command}`);
-}
-
-let whitelistQueue: Promise<unknown> = Promise.resolve();
-
-function whitelistRoute(action: 'add' | 'remove') {
-  return async ({ req }: Request): Promise<Reply> => {
-    const player = validatePlayer((await readJsonObject(req)).player);
-    // one edit at a time: two read-modify-write cycles would lose one of the changes
-    const edit = whitelistQueue.then(() => editWhitelist(action, player));
-    whitelistQueue = edit.catch(() => undefined);
-    return edit;
-  };
-}
-
-async function editWhitelist(action: 'add' | 'remove', player: string): Promise<Reply> {
-  const game = findGameProcess(true);
-  let entries: WhitelistEntry[] = [];
-  try {
-    entries = readWhitelist();
-  } catch (err) {
-    // a running server keeps its own whitelist and creates the file itself; a corrupt file is never overwritten
-    if (!(err instanceof HttpError && err.status === 404 && game !== undefined)) throw err;
-  }
-  const isPlayer = (e: WhitelistEntry): boolean => typeof e.name === 'string' && e.name.toLowerCase() === player.toLowerCase();
-  const listed = entries.some(isPlayer);
-  if (action === 'add' && listed) return done(`${player} is already on the whitelist.`);
-  if (action === 'remove' && !listed) return done(`${player} is not on the whitelist.`);
-  if (game !== undefined) {
-    // the server owns whitelist.json while it runs and would overwrite a direct edit
-    await sendConsoleCommand(`whitelist ${action} ${player}`);
-  } else if (action === 'remove') {
-    writeWhitelist(entries.filter((e) => !isPlayer(e)));
-  } else {
-    const profile = await resolveProfile(player);
-    writeWhitelist([...entries, { uuid: profile.uuid, name: profile.name }]);
-  }
-  return done(action === 'add' ? `${player} added to whitelist.` : `${player} removed from whitelist.`);
-}
-
-/** Gson's layout, as the server writes the file: two-space indent, no final line break. */
-function writeWhitelist(entries: WhitelistEntry[]): void {
-  writeFileAtomic(whitelistPath(), JSON.stringify(entries, null, 2));
-}
-
-/** The request body as a JSON object, read once and bounded; its Content-Type is not looked at (curl -d). */
-async function readJsonObject(req: IncomingMessage): Promise<Record<string, unknown>> {
-  const bytes = await readBody(req);
-  let value: unknown;
-  try {
-    // strict UTF-8: a lenient decode would turn bad bytes into U+FFFD and type that into the console
-    value = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes));
-  } catch {
-    throw new HttpError(400, 'Request body must be a JSON object.');
-  }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new HttpError(400, 'Request body must be a JSON object.');
-  return value as Record<string, unknown>;
-}
-
-async function readBody(req: IncomingMessage): Promise<Buffer> {
-  // Connection: close, or clients may see a reset instead of the 413 while they are still sending
-  const tooLarge = (): HttpError => new HttpError(413, 'Request body is larger than 16384 bytes.', { Connection: 'close' });
-  if (Number(req.headers['content-length'] ?? 0) > MAX_BODY_BYTES) throw tooLarge();
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > MAX_BODY_BYTES) throw tooLarge(); // chunked bodies announce no length
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks);
-}
-
-// ---- Routes ----
-
-interface Route {
-  method: 'GET' | 'POST';
-  path: string; // exact; no parameters in this API
-  auth: boolean; // write routes: 503, then 401, then the body
-  handler: (request: Request) => Reply | Promise<Reply>;
-}
-
-const routes: readonly Route[] = [
-  { method: 'GET', path: '/', auth: false, handler: getReportText },
-  { method: 'GET', path: '/api', auth: false, handler: () => apiIndex },
-  { method: 'GET', path: '/api/status', auth: false, handler: getStatus },
-  { method: 'GET', path: '/api/players/online', auth: false, handler: getOnlinePlayers },
-  { method: 'GET', path: '/api/players/whitelist', auth: false, handler: getWhitelist },
-  { method: 'GET', path: '/api/logs/latest', auth: false, handler: tailRoute(() => path.join(config.serverDir, 'logs', 'latest.log'), 'latest.log') },
-  { method: 'GET', path: '/api/logs/snapshot', auth: false, handler: tailRoute(() => config.snapshotLog, '/var/log/gameserver_snapshot.log') },
-  { method: 'GET', path: '/api/backups', auth: false, handler: getBackups },
-  { method: 'GET', path: '/api/properties', auth: false, handler: getProperties },
-  { method: 'GET', path: '/api/report', auth: false, handler: getReportJson },
-  { method: 'POST', path: '/api/server/start', auth: true, handler: servRoute(['start'], 'Server start command issued.') },
-  { method: 'POST', path: '/api/server/stop', auth: true, handler: servRoute(['stop'], 'Server stop command issued.') },
-  { method: 'POST', path: '/api/server/restart', auth: true, handler: servRoute(['restart'], 'Server restart command issued.') },
-  { method: 'POST', path: '/api/command', auth: true, handler: postCommand },
-  { method: 'POST', path: '/api/whitelist/add', auth: true, handler: whitelistRoute('add') },
-  { method: 'POST', path: '/api/whitelist/remove', auth: true, handler: whitelistRoute('remove') },
-  { method: 'POST', path: '/api/backup', auth: true, handler: postBackup },
+// Every response's headers, as the flat [name, value, …] list writeHead takes. Measured: a header object built
+// with spreads per response doubled the young heap under load; a list costs nothing of the kind.
+const COMMON_HEADERS: readonly string[] = [
+  'Access-Control-Allow-Origin', '*',
+  'Cache-Control', 'no-store',
+  'X-Content-Type-Options', 'nosniff',
 ];
+const JSON_TYPE = 'application/json; charset=utf-8';
+const TEXT_TYPE = 'text/plain; charset=utf-8';
 
-// path → method → route. A duplicate is a programming error: fail at load, like Go's ServeMux.
-const table = new Map<string, Map<string, Route>>();
-for (const route of routes) {
-  const byMethod = table.get(route.path) ?? new Map<string, Route>();
-  if (byMethod.has(route.method)) throw new Error(`duplicate route ${route.method} ${route.path}`);
-  table.set(route.path, byMethod.set(route.method, route));
+function errorReply(status: number, message: string, headers: Record<string, string> = {}): Reply {
+  return { status, body: JSON.stringify({ ok: false, error: message }), headers, outcome: message };
 }
-
-function allowHeader(byMethod: Map<string, Route>): string {
-  const methods = new Set<string>([...byMethod.keys(), 'OPTIONS']);
-  if (methods.has('GET')) methods.add('HEAD');
-  return [...methods].sort().join(', ');
-}
-
-// path → the Allow list of 405 and of the preflight, worked out once
-const allowByPath = new Map([...table].map(([pathname, byMethod]) => [pathname, allowHeader(byMethod)]));
-
-// The index never changes: serialised once
-const apiIndex: Reply = json({
-  ok: true,
-  service: SERVICE_NAME,
-  version: VERSION,
-  endpoints: routes.map((r) => ({ method: r.method, route: r.path, auth_required: r.auth })),
-});
 
 /** The same work for any key: both sides are hashed to equal lengths, then compared in constant time. */
-function keyMatches(sent: string | undefined): boolean {
+function keyMatches(sent: string, apiKey: string | undefined): boolean {
   const digest = (s: string): Buffer => createHash('sha256').update(s).digest();
-  const same = timingSafeEqual(digest(sent ?? ''), digest(config.apiKey ?? ''));
-  return config.apiKey !== undefined && sent !== undefined && sent !== '' && same;
+  const same = timingSafeEqual(digest(sent), digest(apiKey ?? ''));
+  return apiKey !== undefined && sent !== '' && same;
 }
 
-function hasValidKey(req: IncomingMessage): boolean {
-  const sent = req.headers['x-api-key'];
-  return sent !== undefined && keyMatches(Array.isArray(sent) ? sent.join(', ') : sent);
+/** The X-API-Key sent, from rawHeaders (Node builds `req.headers` only when it is read); several are joined. */
+function sentKey(req: IncomingMessage): string | undefined {
+  const raw = req.rawHeaders;
+  let key: string | undefined;
+  for (let i = 0; i < raw.length; i += 2) {
+    if (raw[i].length === 9 && raw[i].toLowerCase() === 'x-api-key') key = key === undefined ? raw[i + 1] : `${key}, ${raw[i + 1]}`;
+  }
+  return key;
+}
+
+/** Whether the request names a Host. */
+function hasHostHeader(req: IncomingMessage): boolean {
+  const raw = req.rawHeaders;
+  for (let i = 0; i < raw.length; i += 2) if (raw[i].length === 4 && raw[i].toLowerCase() === 'host') return true;
+  return false;
 }
 
 /** The request target's path and query string. Absolute-form targets (`http://host/path`) are reduced to their path. */
@@ -1620,113 +2106,21 @@ function splitTarget(target: string): [string, string] {
   return q < 0 ? [rest, ''] : [rest.slice(0, q), rest.slice(q + 1)];
 }
 
-/** Whether the request names a Host; rawHeaders, because Node builds `req.headers` only when it is read. */
-function hasHostHeader(req: IncomingMessage): boolean {
-  const raw = req.rawHeaders;
-  for (let i = 0; i < raw.length; i += 2) if (raw[i].length === 4 && raw[i].toLowerCase() === 'host') return true;
-  return false;
+function preflight(allow: string): Reply {
+  return {
+    status: 204,
+    body: '',
+    headers: { 'Access-Control-Allow-Methods': allow, 'Access-Control-Allow-Headers': 'Content-Type, X-API-Key', 'Access-Control-Max-Age': '600' },
+  };
 }
 
-/** Finds the route for a request and runs it; every failure is thrown as an HttpError. */
-function dispatch(req: IncomingMessage): Reply | Promise<Reply> {
-  // Node 20 answers a missing Host on its own with a bare 400 (requireHostHeader is off); Node 18 not at all
-  if (req.httpVersion === '1.1' && !hasHostHeader(req)) throw new HttpError(400, 'Bad request');
-  const [pathname, search] = splitTarget(req.url ?? '/');
-  const byMethod = table.get(pathname);
-  if (byMethod === undefined) throw new HttpError(404, 'Not found');
-  const allow = allowByPath.get(pathname)!;
-  if (req.method === 'OPTIONS') {
-    return {
-      status: 204,
-      body: '',
-      headers: {
-        'Access-Control-Allow-Methods': allow,
-        'Access-Control-Allow-Headers': 'Content-Type, X-API-Key',
-        'Access-Control-Max-Age': '600',
-      },
-    };
-  }
-  // node:http drops the body of a HEAD response itself and keeps GET's headers
-  const route = byMethod.get(req.method === 'HEAD' ? 'GET' : req.method ?? '');
-  if (route === undefined) throw new HttpError(405, 'Method not allowed', { Allow: allow });
-  if (route.auth) {
-    // decisions.md: the check order is 503, then 401, then the body
-    if (config.apiKey === undefined) throw new HttpError(503, DISABLED_MESSAGE);
-    if (!hasValidKey(req)) throw new HttpError(401, UNAUTHORIZED_MESSAGE);
-  }
-  return route.handler({ req, search });
-}
-
-// ---- The server ----
-
-let shuttingDown = false;
-
-// Every response's headers, as the flat [name, value, …] list writeHead takes. Measured here: a header
-// object built with spreads per response doubled the young heap under load (peak RSS 92 MiB against
-// 59 MiB for a bare server); a list costs nothing of the kind.
-const COMMON_HEADERS: readonly string[] = [
-  'Access-Control-Allow-Origin', '*',
-  'Cache-Control', 'no-store',
-  'X-Content-Type-Options', 'nosniff',
-];
-const JSON_TYPE = 'application/json; charset=utf-8';
-const TEXT_TYPE = 'text/plain; charset=utf-8';
-
-function errorReply(status: number, message: string, headers: Record<string, string> = {}): Reply {
-  return { status, body: JSON.stringify({ ok: false, error: message }), headers };
-}
-
-/** The one place a response is written: every reply carries the same headers. */
-function send(res: ServerResponse, { status, body, text = false, headers }: Reply): void {
-  const list = [...COMMON_HEADERS];
-  if (status !== 204) list.push('Content-Type', text ? TEXT_TYPE : JSON_TYPE, 'Content-Length', String(Buffer.byteLength(body)));
-  if (headers !== undefined) for (const name in headers) list.push(name, headers[name]);
-  if (shuttingDown && headers?.Connection === undefined) list.push('Connection', 'close');
-  res.writeHead(status, list);
-  res.end(status === 204 ? undefined : body);
-}
-
-function handleRequest(req: IncomingMessage, res: ServerResponse): void {
-  clientAddresses.set(req, req.socket.remoteAddress ?? '-');
-  let result: Reply | Promise<Reply>;
-  try {
-    result = dispatch(req);
-  } catch (err) {
-    return fail(req, res, err);
-  }
-  // most read routes answer at once: no promise, no extra turn of the event loop
-  if (result instanceof Promise) result.then((reply) => answer(req, res, reply), (err: unknown) => fail(req, res, err));
-  else answer(req, res, result);
-}
-
-function fail(req: IncomingMessage, res: ServerResponse, err: unknown): void {
-  if (err instanceof HttpError) return answer(req, res, errorReply(err.status, err.message, err.headers));
-  log(`internal error on ${req.method} ${(req.url ?? '').slice(0, 200)}: ${err instanceof Error ? err.stack : String(err)}`);
-  if (res.headersSent) return void res.destroy(); // a status line cannot be written any more
-  answer(req, res, errorReply(500, 'Internal server error'));
-}
-
-function answer(req: IncomingMessage, res: ServerResponse, reply: Reply): void {
-  send(res, reply);
-  if (req.method === 'POST') logWrite(req, reply);
-}
-
-// taken when the request arrives: a request whose body was refused may have lost its socket by the time it is logged
-const clientAddresses = new WeakMap<IncomingMessage, string>();
-
-/** One line per write: time, client, route, outcome. Never the key. */
-function logWrite(req: IncomingMessage, reply: Reply): void {
-  const [pathname] = splitTarget(req.url ?? '/');
-  const route = table.get(pathname)?.get('POST');
-  let outcome = '';
-  try {
-    const body = JSON.parse(reply.body) as { message?: string; error?: string };
-    outcome = body.message ?? body.error ?? '';
-  } catch {
-    outcome = '';
-  }
-  const where = route === undefined ? 'POST (unknown route)' : `POST ${route.path}`;
-  log(`${clientAddresses.get(req) ?? '-'} ${where} ${reply.status} ${JSON.stringify(outcome)}`);
+/** The bytes of a complete response for a socket Node's HTTP layer no longer answers on (parser errors, CONNECT). */
+function rawErrorResponse(status: number, message: string, extra: readonly string[] = []): string {
+  const body = JSON.stringify({ ok: false, error: message });
+  const headers = [...COMMON_HEADERS, 'Content-Type', JSON_TYPE, 'Content-Length', String(Buffer.byteLength(body)), ...extra, 'Connection', 'close'];
+  let head = '';
+  for (let i = 0; i < headers.length; i += 2) head += `${headers[i]}: ${headers[i + 1]}\r\n`;
+  return `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n${head}\r\n${body}`;
 }
 
 const CLIENT_ERRORS: Record<string, [number, string]> = {
@@ -1734,17 +2128,120 @@ const CLIENT_ERRORS: Record<string, [number, string]> = {
   ERR_HTTP_REQUEST_TIMEOUT: [408, 'Request timeout'],
 };
 
-/** Requests Node's parser rejects get the same JSON error and headers as any other, never Node's bare reply. */
-function handleClientError(err: NodeJS.ErrnoException, socket: import('node:net').Socket): void {
-  // a reply already being written on this connection must not be cut into: close instead (Node's own rule)
-  const pending = (socket as unknown as { _httpMessage?: ServerResponse | null })._httpMessage;
-  if (err.code === 'ECONNRESET' || !socket.writable || pending?.headersSent === true) return void socket.destroy();
-  const [status, message] = CLIENT_ERRORS[err.code ?? ''] ?? [400, 'Bad request'];
-  const body = JSON.stringify({ ok: false, error: message });
-  const headers = [...COMMON_HEADERS, 'Content-Type', JSON_TYPE, 'Content-Length', String(Buffer.byteLength(body)), 'Connection', 'close'];
-  let head = '';
-  for (let i = 0; i < headers.length; i += 2) head += `${headers[i]}: ${headers[i + 1]}\r\n`;
-  socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n${head}\r\n${body}`);
+/**
+ * The node:http server of a daemon: dispatch from the route table, one place that writes every response, and the
+ * bounds that keep slow or hostile clients from holding the daemon's memory (docs/api.md#limits-and-protection).
+ */
+function createHttpServer(host: Host): Server {
+  const { config } = host;
+  let replyBytesInFlight = 0;
+  // taken when the request arrives: a request whose body was refused may have lost its socket by the time it is logged
+  const clientAddresses = new WeakMap<IncomingMessage, string>();
+
+  /** Finds the route for a request and runs it; every failure is thrown as an HttpError. */
+  const dispatch = (req: IncomingMessage, res: ServerResponse, expectsContinue: boolean): Reply | Promise<Reply> => {
+    // Node 20 answers a missing Host on its own with a bare 400 (requireHostHeader is off); Node 18 not at all
+    if (req.httpVersion === '1.1' && !hasHostHeader(req)) throw new HttpError(400, 'Bad request');
+    const [pathname, search] = splitTarget(req.url ?? '/');
+    const byMethod = table.get(pathname);
+    if (byMethod === undefined) throw new HttpError(404, 'Not found');
+    const allow = allowByPath.get(pathname)!;
+    if (req.method === 'OPTIONS') return preflight(allow);
+    // node:http drops the body of a HEAD response itself and keeps GET's headers
+    const route = byMethod.get(req.method === 'HEAD' ? 'GET' : req.method ?? '');
+    if (route === undefined) throw new HttpError(405, 'Method not allowed', { Allow: allow });
+    const key = sentKey(req);
+    const reveal = key !== undefined && keyMatches(key, config.apiKey);
+    if (route.auth) {
+      // docs/api.md#write-routes: the check order is 503, then 401, then the body
+      if (config.apiKey === undefined) throw new HttpError(503, DISABLED_MESSAGE, expectsContinue ? { Connection: 'close' } : {});
+      if (!reveal) throw new HttpError(401, UNAUTHORIZED_MESSAGE, expectsContinue ? { Connection: 'close' } : {});
+    }
+    if (replyBytesInFlight >= REPLY_BYTES_IN_FLIGHT_MAX) throw new HttpError(503, BUSY_MESSAGE, { 'Retry-After': '1' });
+    let continued = !expectsContinue;
+    const allowBody = (): void => {
+      // 100 Continue only once the key is known good: a client without it never gets to send its body
+      if (!continued) res.writeContinue();
+      continued = true;
+    };
+    return route.handler(host, { req, search, reveal, allowBody });
+  };
+
+  /** The one place a response is written: every reply carries the same headers. */
+  const send = (req: IncomingMessage, res: ServerResponse, reply: Reply): void => {
+    const { status, body, text = false, headers } = reply;
+    const list = [...COMMON_HEADERS];
+    if (status !== 204) list.push('Content-Type', text ? TEXT_TYPE : JSON_TYPE, 'Content-Length', String(Buffer.byteLength(body)));
+    if (headers !== undefined) for (const name in headers) list.push(name, headers[name]);
+    // once the daemon stops listening, no connection is kept for a next request
+    if (!server.listening && headers?.Connection === undefined) list.push('Connection', 'close');
+    res.writeHead(status, list);
+    res.end(status === 204 ? undefined : body);
+    if (req.method === 'POST') logWrite(req, reply);
+    // a reply the kernel did not take at once waits in our memory for a reader that may never read: counted
+    // against the bound, and given a deadline
+    const pending = res.socket?.writableLength ?? 0;
+    if (pending > 0) {
+      replyBytesInFlight += pending;
+      const deadline = setTimeout(() => res.destroy(), REPLY_DRAIN_TIMEOUT_MS);
+      res.once('close', () => {
+        replyBytesInFlight -= pending;
+        clearTimeout(deadline);
+      });
+    }
+  };
+
+  const fail = (req: IncomingMessage, res: ServerResponse, err: unknown): void => {
+    if (err instanceof HttpError) return send(req, res, errorReply(err.status, err.message, err.headers));
+    log(`internal error on ${req.method} ${(req.url ?? '').slice(0, 200)}: ${err instanceof Error ? err.stack : String(err)}`);
+    if (res.headersSent) return void res.destroy(); // a status line cannot be written any more
+    send(req, res, errorReply(500, 'Internal server error'));
+  };
+
+  /** One line per write: time, client, route, outcome. Never the key. */
+  const logWrite = (req: IncomingMessage, reply: Reply): void => {
+    const [pathname] = splitTarget(req.url ?? '/');
+    const where = table.get(pathname)?.has('POST') ? `POST ${pathname}` : 'POST (unknown route)';
+    log(`${clientAddresses.get(req) ?? '-'} ${where} ${reply.status} ${JSON.stringify(reply.outcome ?? '')}`);
+  };
+
+  const handle = (req: IncomingMessage, res: ServerResponse, expectsContinue = false): void => {
+    clientAddresses.set(req, req.socket.remoteAddress ?? '-');
+    let result: Reply | Promise<Reply>;
+    try {
+      result = dispatch(req, res, expectsContinue);
+    } catch (err) {
+      return fail(req, res, err);
+    }
+    // most read routes answer at once: no promise, no extra turn of the event loop
+    if (result instanceof Promise) result.then((reply) => send(req, res, reply), (err: unknown) => fail(req, res, err));
+    else send(req, res, result);
+  };
+
+  const server = createServer({
+    headersTimeout: HEADERS_TIMEOUT_MS,
+    requestTimeout: REQUEST_TIMEOUT_MS,
+    requireHostHeader: false,
+    connectionsCheckingInterval: 1_000,
+  } as Parameters<typeof createServer>[0], (req, res) => handle(req, res));
+  server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
+  server.maxConnections = MAX_CONNECTIONS;
+  server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => handle(req, res, true));
+  server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => fail(req, res, new HttpError(417, 'Expectation failed', { Connection: 'close' })));
+  // CONNECT targets a proxy, which this is not; without a listener Node would close the socket unanswered
+  server.on('connect', (_req: IncomingMessage, socket: Socket) => {
+    socket.on('error', () => undefined);
+    socket.end(rawErrorResponse(405, 'Method not allowed', ['Allow', ALLOW_ANY]));
+  });
+  // Requests Node's parser rejects get the same JSON error and headers as any other, never Node's bare reply
+  server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
+    // a reply already being written on this connection must not be cut into: close instead (Node's own rule)
+    const pending = (socket as unknown as { _httpMessage?: ServerResponse | null })._httpMessage;
+    if (err.code === 'ECONNRESET' || !socket.writable || pending?.headersSent === true) return void socket.destroy();
+    const [status, message] = CLIENT_ERRORS[err.code ?? ''] ?? [400, 'Bad request'];
+    socket.end(rawErrorResponse(status, message));
+  });
+  return server;
 }
 
 function log(message: string): void {
@@ -1760,15 +2257,16 @@ function describeError(err: unknown): string {
 const USAGE = `Usage: node server.js [--generate-key | --help | --version]
 
 Serves the gameserver-api HTTP API (default port 6767). Configured by environment variables:
-API_KEY, PORT, HOST, SERVER_DIR, BACKUP_DIR, SNAPSHOT_LOG, SERV_BIN, REPORT_SCRIPT,
-TMUX_SESSION, TMUX_SOCKET, PROFILE_LOOKUP_URL (see README.md).
+API_KEY or API_KEY_FILE, PORT, HOST, SERVER_DIR, BACKUP_DIR, SNAPSHOT_LOG, SERV_BIN, REPORT_SCRIPT,
+TMUX_SESSION, TMUX_SOCKET, PROFILE_LOOKUP_URL, CONSOLE_SHELL_PANE (see README.md).
 
   --generate-key  print a new random API key and exit
   --help          print this text and exit
   --version       print the version and exit
 `;
 
-function main(argv: readonly string[]): void {
+/** Runs the daemon from the process's arguments and environment; exits 78 on a bad setting. */
+export function main(argv: readonly string[]): void {
   if (argv.includes('--generate-key')) return void process.stdout.write(`${randomBytes(32).toString('base64url')}\n`);
   if (argv.includes('--help')) return void process.stdout.write(USAGE);
   if (argv.includes('--version')) return void process.stdout.write(`${VERSION}\n`);
@@ -1776,43 +2274,34 @@ function main(argv: readonly string[]): void {
     process.stderr.write(`Unknown argument: ${argv[0]}\n${USAGE}`);
     process.exit(2);
   }
+  let config: Readonly<Config>;
   try {
     config = readConfig(process.env, process.cwd());
-    realServerDir = fs.realpathSync(config.serverDir);
-    versionFiles = [path.join(config.serverDir, '.paper', 'version_history.json'), path.join(config.serverDir, 'version_history.json')];
-    if (!fs.statSync(realServerDir).isDirectory()) throw new Error('not a directory');
+    if (!fs.statSync(fs.realpathSync(config.serverDir)).isDirectory()) throw new Error('not a directory');
   } catch (err) {
     if (err instanceof ConfigError) process.stderr.write(`${err.message}\n`);
-    else process.stderr.write(`SERVER_DIR must be an existing directory; got ${JSON.stringify(config?.serverDir ?? process.env.SERVER_DIR)}.\n`);
-    process.exit(EX_CONFIG);
+    else process.stderr.write(`SERVER_DIR must be an existing directory; got ${JSON.stringify(path.resolve(process.env.SERVER_DIR ?? '.'))}.\n`);
+    return process.exit(EX_CONFIG);
   }
+  let daemon: Daemon;
   try {
-    machine = readMachineConstants();
+    daemon = createDaemon(config);
   } catch (err) {
     process.stderr.write(`gameserver-api needs Linux's /proc: ${describeError(err)}\n`);
-    process.exit(1);
+    return process.exit(1);
   }
   if (config.apiKey === undefined) process.stderr.write(`${NO_KEY_WARNING}\n`);
   if (process.getuid?.() === 0) process.stderr.write('[WARN] Running as root: run gameserver-api as the game server\'s user instead.\n');
   if (!fs.existsSync(path.join(config.serverDir, 'server.properties'))) {
     process.stderr.write(`[WARN] ${config.serverDir} holds no server.properties: is SERVER_DIR the game server's folder?\n`);
   }
-
-  const server = createServer({
-    headersTimeout: HEADERS_TIMEOUT_MS,
-    requestTimeout: REQUEST_TIMEOUT_MS,
-    requireHostHeader: false,
-    connectionsCheckingInterval: 1_000,
-  } as Parameters<typeof createServer>[0], handleRequest);
-  server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
-  server.on('clientError', handleClientError);
+  const { server } = daemon;
   server.on('error', (err: NodeJS.ErrnoException) => {
-    if (err.code === 'EADDRINUSE') {
-      process.stderr.write(`PORT ${config.port} is already in use on ${config.host ?? 'all interfaces'}.\n`);
-      process.exit(1);
-    }
-    process.stderr.write(`HOST ${JSON.stringify(config.host ?? '')} cannot be listened on: ${err.message}\n`);
-    process.exit(EX_CONFIG);
+    const where = `${config.host ?? 'all interfaces'}`;
+    if (err.code === 'EADDRINUSE') process.stderr.write(`PORT ${config.port} is already in use on ${where}.\n`);
+    else if (err.code === 'EACCES') process.stderr.write(`PORT ${config.port} needs privileges this user lacks (ports below 1024 do, unless CAP_NET_BIND_SERVICE is given).\n`);
+    else process.stderr.write(`HOST ${JSON.stringify(config.host ?? '')} cannot be listened on: ${err.message}\n`);
+    process.exit(err.code === 'EADDRINUSE' ? 1 : EX_CONFIG);
   });
   server.listen(config.port, config.host, () => {
     const address = server.address();
@@ -1820,26 +2309,27 @@ function main(argv: readonly string[]): void {
     process.stdout.write(`${SERVICE_NAME} ${VERSION} listening on ${shown} (${describeConfig(config)})\n`);
   });
 
+  let stopping = false;
   const shutdown = (signal: string): void => {
-    if (shuttingDown) return;
-    shuttingDown = true;
+    if (stopping) return;
+    stopping = true;
     log(`${signal}: finishing requests in flight, then exiting`);
-    // children are never signalled: serv and the game are detached on purpose
-    server.close(() => process.exit(0));
-    server.closeIdleConnections();
-    setTimeout(() => {
-      server.closeAllConnections();
-      process.exit(0);
-    }, SHUTDOWN_GRACE_MS).unref();
+    // serv and the game are detached on purpose and never signalled; a report script is ours and ends with us
+    daemon.close(SHUTDOWN_GRACE_MS).then(() => process.exit(0));
   };
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));
   // the journal or a terminal can go away: a line that cannot be written is dropped. Left unhandled, the
   // EPIPE would reach the handler below, whose own log line fails again, round and round.
   for (const stream of [process.stdout, process.stderr]) stream.on('error', () => undefined);
-  // decisions.md: an unexpected exception never stops the daemon
-  process.on('unhandledRejection', (err) => log(`unhandled rejection: ${err instanceof Error ? err.stack : String(err)}`));
-  process.on('uncaughtException', (err) => log(`uncaught exception: ${err.stack ?? String(err)}`));
+  // docs/api.md#every-response: an exception outside any request (a timer, a watcher) leaves the daemon in a state
+  // nobody knows; systemd restarts it in a known one
+  const fatal = (what: string) => (err: unknown): void => {
+    log(`${what}: ${err instanceof Error ? err.stack : String(err)}`);
+    process.exit(1);
+  };
+  process.on('uncaughtException', fatal('uncaught exception'));
+  process.on('unhandledRejection', fatal('unhandled rejection'));
 }
 
 if (require.main === module) main(process.argv.slice(2));
