@@ -30,7 +30,6 @@ const TAIL_FIRST_BLOCK_BYTES = 16 * 1024; // then doubling: 200 lines take one r
 const TAIL_BLOCK_MAX_BYTES = 1024 * 1024;
 const TAIL_MAX_BYTES = 4 * 1024 * 1024; // a tail never reads more than this, however long the lines
 const TAIL_READS_AT_ONCE = 4;
-const TAIL_REPLIES_KEPT = 4;
 const PRESENCE_CHUNK_BYTES = 1024 * 1024;
 const PRESENCE_LINE_MAX_BYTES = 4 * 1024; // no event line is near it; longer lines are skipped unread
 const HEAD_BYTES = 64; // of a followed log, kept to notice it was truncated and written again
@@ -39,7 +38,11 @@ const ARCHIVE_MAX_BYTES = 64 * 1024 * 1024; // decompressed, all archives togeth
 const SESSION_START_SLACK_MS = 2_000; // log times have whole seconds; the process start has 10 ms ticks
 const SMALL_FILE_MAX_BYTES = 16 * 1024 * 1024; // server.properties, whitelist.json, usercache.json, version files
 const TIMESTAMP_GRANULARITY_MS = 50; // coarse (jiffy) file timestamps before Linux 6.13, with a margin
-const BACKUP_LISTING_MAX_AGE_MS = 50; // docs/api.md#get-apibackups: an archive changed in place shows within 100 ms
+// docs/api.md#freshness: a read route's answer is shared this long, so that under load the host is read 20 times a
+// second whatever the request rate; documented as "at most 100 ms old", which leaves room for a busy event loop
+const SHARED_ANSWER_MAX_AGE_MS = 50;
+const SHARED_ANSWERS_KEPT = 16; // distinct answers (route, lines, key or not) held at once
+const SHARED_ANSWER_MAX_BYTES = 1024 * 1024; // a larger answer (a tail of long lines) is never held
 const PROCESS_SCAN_MAX_AGE_MS = 50; // a scan that found no game is reused this long while no process was created
 const REPORT_TIMEOUT_MS = 10_000;
 const REPORT_REUSE_MS = 5_000;
@@ -228,7 +231,7 @@ const ALLOW_ANY = allowHeader(routes.map((r) => r.method));
 /** What a handler answers. `outcome` is what the write log prints: the message, or the error. */
 interface Reply {
   status: number;
-  body: string; // serialised JSON, or the text of a text/plain reply
+  body: string | Buffer; // serialised JSON, or the text of a text/plain reply
   text?: boolean;
   headers?: Record<string, string>;
   outcome?: string;
@@ -257,47 +260,67 @@ function getIndex(): Reply {
 }
 
 function getStatus(host: Host): Reply {
-  const game = host.game.find();
-  if (game === undefined) return json({ ok: true, online: false });
-  const version = readGameVersion(host);
-  return json({
-    ok: true,
-    online: true,
-    pid: game.pid,
-    uptime: formatUptime(host.clock.secondsSinceBoot() - game.startTicks / CLOCK_TICKS_PER_SECOND),
-    memory: formatMemory(game.residentBytes, host.clock.memTotalBytes),
-    ...(version === undefined ? {} : { version }),
+  return host.shared('status', () => {
+    const game = host.game.find();
+    if (game === undefined) return json({ ok: true, online: false });
+    const version = readGameVersion(host.config);
+    return json({
+      ok: true,
+      online: true,
+      pid: game.pid,
+      uptime: formatUptime(host.clock.secondsSinceBoot() - game.startTicks / CLOCK_TICKS_PER_SECOND),
+      memory: formatMemory(game.residentBytes, host.clock.memTotalBytes),
+      ...(version === undefined ? {} : { version }),
+    });
   });
 }
 
-async function getOnlinePlayers(host: Host): Promise<Reply> {
+/** Fresh on every request (one stat of latest.log): only what was appended is parsed, and the answer is serialised once per change. */
+function getOnlinePlayers(host: Host): Reply | Promise<Reply> {
   const game = host.game.find();
   // the spec: offline means no players, and the log is not read
   if (game === undefined) return json({ ok: true, online: false, players: [] });
-  const session = await host.presence.read(game);
-  return json({ ok: true, online: true, count: session.players.size, players: [...session.players] });
+  const session = host.presence.read(game);
+  return session instanceof Promise ? session.then(playersReply) : playersReply(session);
+}
+
+function playersReply(session: Session): Reply {
+  session.reply ??= json({ ok: true, online: true, count: session.players.size, players: [...session.players] });
+  return session.reply;
 }
 
 function getWhitelist(host: Host): Reply {
-  const whitelist = readWhitelist(host);
-  return json({ ok: true, count: whitelist.length, whitelist });
+  return host.shared('whitelist', () => {
+    const whitelist = readWhitelist(host.config);
+    return json({ ok: true, count: whitelist.length, whitelist });
+  });
 }
 
 function getProperties(host: Host, { reveal }: Request): Reply {
-  return json({ ok: true, properties: redactProperties(readServerProperties(host), reveal) });
+  return host.shared(`properties:${reveal}`, () => json({ ok: true, properties: redactProperties(readServerProperties(host.config), reveal) }));
 }
 
 function getBackups(host: Host): Reply {
-  return { status: 200, body: host.backups.listing() };
+  return host.shared('backups', () => json(listBackups(host.config.backupDir)));
 }
 
-function getLatestLog(host: Host, request: Request): Promise<Reply> {
-  return host.tails.reply(latestLogPath(host.config), 'latest.log', request);
+function getLatestLog(host: Host, request: Request): Reply | Promise<Reply> {
+  return getTail(host, request, latestLogPath(host.config), 'latest.log');
 }
 
-function getSnapshotLog(host: Host, request: Request): Promise<Reply> {
+function getSnapshotLog(host: Host, request: Request): Reply | Promise<Reply> {
   // the spec's constant name, whatever path SNAPSHOT_LOG gives
-  return host.tails.reply(host.config.snapshotLog, '/var/log/gameserver_snapshot.log', request);
+  return getTail(host, request, host.config.snapshotLog, '/var/log/gameserver_snapshot.log');
+}
+
+function getTail(host: Host, { search, reveal }: Request, file: string, shownAs: string): Reply | Promise<Reply> {
+  const all = new URLSearchParams(search).getAll('lines');
+  if (all.length > 1) throw new HttpError(400, 'lines must be an integer from 1 to 2000.');
+  const count = parseLines(all.length === 0 ? null : all[0]);
+  return host.shared(`${shownAs}:${count}:${reveal}`, async () => {
+    const lines = await host.tails.read(file, count);
+    return json({ ok: true, file: shownAs, lines: reveal ? lines : lines.map(maskAddresses) });
+  });
 }
 
 async function getReportText(host: Host): Promise<Reply> {
@@ -369,9 +392,9 @@ async function readBody(req: IncomingMessage): Promise<Buffer> {
 /** What the handlers reach of the host: each concern keeps its own state. */
 interface Host {
   config: Readonly<Config>;
+  shared: SharedAnswers;
   clock: Clock;
   game: GameFinder;
-  files: FileCache;
   presence: Presence;
   tails: TailReader;
   backups: Backups;
@@ -393,20 +416,19 @@ export interface Daemon {
 export function createDaemon(config: Readonly<Config>): Daemon {
   const clock = readClock();
   const game = createGameFinder(config, clock);
-  const files = createFileCache();
   const presence = createPresence(config, clock);
   const gameConsole = createGameConsole(config, game, presence);
   const host: Host = {
     config,
+    shared: createSharedAnswers(),
     clock,
     game,
-    files,
     presence,
     tails: createTailReader(),
     backups: createBackups(config),
     report: createReportRunner(config),
     console: gameConsole,
-    whitelist: createWhitelistEditor(config, game, files, gameConsole),
+    whitelist: createWhitelistEditor(config, game, gameConsole),
   };
   const server = createHttpServer(host);
   let closing: Promise<void> | undefined;
@@ -424,6 +446,64 @@ export function createDaemon(config: Readonly<Config>): Daemon {
     return closing;
   };
   return { server, close };
+}
+
+// ---- Shared answers: the freshness promise ----
+
+/** The answer of `key`, computed at most every SHARED_ANSWER_MAX_AGE_MS; a failure is shared like an answer. */
+type SharedAnswers = <T extends Reply | Promise<Reply>>(key: string, compute: () => T) => T;
+
+/**
+ * docs/api.md#freshness: every read route answers from a read of the host at most 50 ms old, so the daemon's cost
+ * under load does not follow the request rate (docs/performance.md: status, players, whitelist, backups, properties,
+ * tails). Requests that arrive while a read is under way wait for it instead of starting another. Answers are held
+ * as bytes, serialised once; a large one (a tail of long lines) is never held, and at most 16 at once.
+ */
+function createSharedAnswers(): SharedAnswers {
+  const answers = new Map<string, { atMs: number; value: Reply | Promise<Reply> | HttpError }>();
+  const keep = (key: string, atMs: number, value: Reply | Promise<Reply> | HttpError): void => {
+    if (answers.size >= SHARED_ANSWERS_KEPT && !answers.has(key)) {
+      for (const [k, answer] of answers) if (performance.now() - answer.atMs >= SHARED_ANSWER_MAX_AGE_MS) answers.delete(k);
+      if (answers.size >= SHARED_ANSWERS_KEPT) return;
+    }
+    answers.set(key, { atMs, value });
+  };
+  const asBytes = (reply: Reply): Reply | undefined => {
+    const body = typeof reply.body === 'string' ? Buffer.from(reply.body) : reply.body;
+    return body.length > SHARED_ANSWER_MAX_BYTES ? undefined : { ...reply, body };
+  };
+  return <T extends Reply | Promise<Reply>>(key: string, compute: () => T): T => {
+    const now = performance.now();
+    const kept = answers.get(key);
+    if (kept !== undefined && now - kept.atMs < SHARED_ANSWER_MAX_AGE_MS) {
+      if (kept.value instanceof HttpError) throw kept.value;
+      return kept.value as T;
+    }
+    let value: T;
+    try {
+      value = compute();
+    } catch (err) {
+      if (err instanceof HttpError) keep(key, now, err);
+      throw err;
+    }
+    if (value instanceof Promise) {
+      const settled = value.then((reply) => {
+        const bytes = asBytes(reply);
+        if (bytes === undefined) answers.delete(key);
+        else if (answers.get(key)?.value === settled) answers.set(key, { atMs: now, value: bytes });
+        return bytes ?? reply;
+      }, (err: unknown) => {
+        if (!(err instanceof HttpError)) answers.delete(key);
+        throw err;
+      });
+      keep(key, now, settled);
+      return settled as T;
+    }
+    const bytes = asBytes(value as Reply);
+    if (bytes === undefined) return value;
+    keep(key, now, bytes);
+    return bytes as T;
+  };
 }
 
 // ---- Host access: the clock and the machine ----
@@ -481,7 +561,7 @@ interface GameProcess {
 }
 
 interface GameFinder {
-  /** The game server process: `fresh` rescans /proc when the last scan found none (writes ask for it). */
+  /** The game server process, as checked at most 50 ms ago; `fresh` checks (and rescans /proc) now: writes ask for it. */
   find(options?: { fresh?: boolean }): GameProcess | undefined;
   close(): Promise<void>;
 }
@@ -494,7 +574,7 @@ interface GameFinder {
 function createGameFinder(config: Readonly<Config>, clock: Clock): GameFinder {
   const realServerDir = fs.realpathSync(config.serverDir);
   const buffer = Buffer.allocUnsafe(4096);
-  let followed: { fd: number; game: GameProcess } | undefined;
+  let followed: { fd: number; game: GameProcess; checkedAtMs: number } | undefined;
   let lastScan = { atMs: -Infinity, lastPid: '' };
 
   const forget = (): void => {
@@ -503,8 +583,10 @@ function createGameFinder(config: Readonly<Config>, clock: Clock): GameFinder {
   };
 
   // statm: the kernel sums nothing for it, where /proc/PID/stat adds up every thread's times (a JVM has dozens)
-  const check = (): GameProcess | undefined => {
+  const check = (fresh: boolean): GameProcess | undefined => {
     if (followed === undefined) return undefined;
+    // docs/api.md#freshness: a check serves every read for 50 ms (docs/performance.md: status, players online)
+    if (!fresh && performance.now() - followed.checkedAtMs < SHARED_ANSWER_MAX_AGE_MS) return followed.game;
     let resident = 0;
     try {
       const length = fs.readSync(followed.fd, buffer, 0, buffer.length, 0);
@@ -514,6 +596,7 @@ function createGameFinder(config: Readonly<Config>, clock: Clock): GameFinder {
     }
     if (!(resident > 0)) return void forget();
     followed.game.residentBytes = resident * clock.pageSizeBytes;
+    followed.checkedAtMs = performance.now();
     return followed.game;
   };
 
@@ -528,18 +611,18 @@ function createGameFinder(config: Readonly<Config>, clock: Clock): GameFinder {
     }
     if (oldest === undefined) return undefined;
     try {
-      followed = { fd: fs.openSync(`/proc/${oldest.pid}/statm`, 'r'), game: { pid: oldest.pid, startTicks: oldest.startTicks, residentBytes: 0 } };
+      followed = { fd: fs.openSync(`/proc/${oldest.pid}/statm`, 'r'), game: { pid: oldest.pid, startTicks: oldest.startTicks, residentBytes: 0 }, checkedAtMs: -Infinity };
     } catch {
       return undefined; // it exited meanwhile
     }
     // the pid may have been reused between the scan and the open: the start time tells
     if (readProcStat(oldest.pid)?.startTicks !== oldest.startTicks) return void forget();
-    return check();
+    return check(true);
   };
 
   return {
     find({ fresh = false } = {}) {
-      const known = check();
+      const known = check(fresh);
       if (known !== undefined) return known;
       // no fork since the last scan (last pid of /proc/loadavg) and a recent scan: nothing new can be java
       const lastPid = lastCreatedPid();
@@ -676,82 +759,21 @@ function readSmallFileSync(file: string): Buffer {
   }
 }
 
-/** What identifies a file's content without reading it: a rewrite changes the inode, size, mtime or ctime. */
-function statSignature(st: fs.Stats): string {
-  return `${st.dev}:${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}`;
+/** A small file parsed, or undefined when it does not exist. */
+function readParsedFileIfPresent<T>(file: string, parse: (bytes: Buffer) => T): T | undefined {
+  let bytes: Buffer;
+  try {
+    bytes = readSmallFileSync(file);
+  } catch (err) {
+    if (err instanceof HttpError && err.status === 404) return undefined;
+    throw err;
+  }
+  return parse(bytes);
 }
 
-/**
- * Whether a file read at `readAtMs` can be taken to be unchanged while its stat stays the same (git's racy rule):
- * not when its mtime is within the timestamp granularity of that moment, since a write in the same tick would leave
- * the stat as it was. Whole-second mtimes mean a filesystem that keeps whole seconds.
- */
-function isSettled(mtimeMs: number, readAtMs: number): boolean {
-  const granularityMs = mtimeMs % 1000 === 0 ? 1000 : TIMESTAMP_GRANULARITY_MS;
-  return readAtMs - mtimeMs > granularityMs;
-}
-
-interface FileCache {
-  /** A file parsed once and reused while its stat shows no change; undefined when it does not exist. */
-  readIfPresent<T>(file: string, parse: (bytes: Buffer) => T): T | undefined;
-  read<T>(file: string, parse: (bytes: Buffer) => T): T;
-}
-
-// docs/performance.md: whitelist, properties and status parse their files only when they change
-function createFileCache(): FileCache {
-  const entries = new Map<string, { signature: string; settled: boolean; value: unknown }>();
-  const readIfPresent = <T>(file: string, parse: (bytes: Buffer) => T): T | undefined => {
-    const readAtMs = Date.now();
-    let st: fs.Stats | undefined;
-    try {
-      st = fs.statSync(file, { throwIfNoEntry: false });
-    } catch (err) {
-      throw fileError(err, path.basename(file));
-    }
-    if (st === undefined) return undefined;
-    const cached = entries.get(file);
-    if (cached?.settled && cached.signature === statSignature(st)) return cached.value as T;
-    let bytes: Buffer;
-    let signature: string;
-    let mtimeMs: number;
-    const { fd, stat } = (() => {
-      try {
-        return openRegularFileSync(file);
-      } catch (err) {
-        if (err instanceof HttpError && err.status === 404) return { fd: -1, stat: st };
-        throw err;
-      }
-    })();
-    if (fd === -1) return undefined; // removed between stat and open
-    try {
-      if (stat.size > SMALL_FILE_MAX_BYTES) throw new HttpError(500, `${path.basename(file)} could not be read.`);
-      bytes = Buffer.allocUnsafe(stat.size);
-      let filled = 0;
-      while (filled < bytes.length) {
-        const length = fs.readSync(fd, bytes, filled, bytes.length - filled, filled);
-        if (length === 0) break;
-        filled += length;
-      }
-      bytes = bytes.subarray(0, filled);
-      signature = statSignature(stat);
-      mtimeMs = stat.mtimeMs;
-    } catch (err) {
-      throw err instanceof HttpError ? err : fileError(err, path.basename(file));
-    } finally {
-      fs.closeSync(fd);
-    }
-    const value = parse(bytes);
-    entries.set(file, { signature, settled: isSettled(mtimeMs, readAtMs), value });
-    return value;
-  };
-  return {
-    readIfPresent,
-    read: (file, parse) => {
-      const value = readIfPresent(file, parse);
-      if (value === undefined) throw new HttpError(404, `${path.basename(file)} not found`);
-      return value;
-    },
-  };
+/** The same for a file a route needs: a missing one is a 404 `<name> not found`. */
+function readParsedFile<T>(file: string, parse: (bytes: Buffer) => T): T {
+  return parse(readSmallFileSync(file));
 }
 
 function parseJsonFile(name: string): (bytes: Buffer) => unknown {
@@ -769,7 +791,6 @@ interface WhitelistEntry {
   name?: unknown;
 }
 
-// The parsers of the files read routes poll, made once: they run only when a file has changed
 const parseWhitelistJson = parseJsonFile('whitelist.json');
 const parseVersionHistory = parseJsonFile('version_history.json');
 const parseUserCache = parseJsonFile('usercache.json');
@@ -794,19 +815,19 @@ const whitelistPath = (config: Config): string => path.join(config.serverDir, 'w
 const latestLogPath = (config: Config): string => path.join(config.serverDir, 'logs', 'latest.log');
 
 /** whitelist.json's entries, exactly as stored. */
-function readWhitelist(host: Host): WhitelistEntry[] {
-  return host.files.read(whitelistPath(host.config), parseWhitelist);
+function readWhitelist(config: Readonly<Config>): WhitelistEntry[] {
+  return readParsedFile(whitelistPath(config), parseWhitelist);
 }
 
-function readServerProperties(host: Host): Record<string, string> {
-  return host.files.read(path.join(host.config.serverDir, 'server.properties'), parseServerProperties);
+function readServerProperties(config: Readonly<Config>): Record<string, string> {
+  return readParsedFile(path.join(config.serverDir, 'server.properties'), parseServerProperties);
 }
 
 /** `currentVersion` of version_history.json; Paper builds since July 2026 keep it in `.paper/` (docs/formats.md#version-history). */
-function readGameVersion(host: Host): string | undefined {
-  for (const file of [path.join(host.config.serverDir, '.paper', 'version_history.json'), path.join(host.config.serverDir, 'version_history.json')]) {
+function readGameVersion(config: Readonly<Config>): string | undefined {
+  for (const file of [path.join(config.serverDir, '.paper', 'version_history.json'), path.join(config.serverDir, 'version_history.json')]) {
     try {
-      const history = host.files.readIfPresent(file, parseVersionHistory) as { currentVersion?: unknown } | null | undefined;
+      const history = readParsedFileIfPresent(file, parseVersionHistory) as { currentVersion?: unknown } | null | undefined;
       if (typeof history?.currentVersion === 'string') return history.currentVersion;
     } catch {
       // the spec: version is simply left out when the file is unreadable
@@ -845,57 +866,23 @@ function writeFileAtomic(file: string, text: string): void {
 // ---- Host access: log tails ----
 
 interface TailReader {
-  reply(file: string, shownAs: string, request: Request): Promise<Reply>;
+  /** The last `count` lines of a file; at most a few such reads run at once, since each may hold TAIL_MAX_BYTES. */
+  read(file: string, count: number): Promise<string[]>;
 }
 
-/**
- * Log tails: `file` in the answer is the spec's constant name, whatever path the log really has. An answer is
- * reused while the file's stat is unchanged and settled (docs/performance.md: tails); at most a few tails are read
- * at once, since each may hold TAIL_MAX_BYTES and the routes are public.
- */
 function createTailReader(): TailReader {
-  const memos = new Map<string, { signature: string; replies: Map<string, Reply> }>();
   let reading = 0;
   const waiting: Array<() => void> = [];
-  const withSlot = async <T>(read: () => Promise<T>): Promise<T> => {
-    while (reading >= TAIL_READS_AT_ONCE) await new Promise<void>((resolve) => waiting.push(resolve));
-    reading++;
-    try {
-      return await read();
-    } finally {
-      reading--;
-      waiting.shift()?.();
-    }
-  };
   return {
-    async reply(file, shownAs, { search, reveal }) {
-      const all = new URLSearchParams(search).getAll('lines');
-      if (all.length > 1) throw new HttpError(400, 'lines must be an integer from 1 to 2000.');
-      const count = parseLines(all.length === 0 ? null : all[0]);
-      const variant = `${count}:${reveal}`;
-      const name = path.basename(file);
-      const readAtMs = Date.now();
-      let st: fs.Stats | undefined;
+    async read(file, count) {
+      while (reading >= TAIL_READS_AT_ONCE) await new Promise<void>((resolve) => waiting.push(resolve));
+      reading++;
       try {
-        st = fs.statSync(file, { throwIfNoEntry: false });
-      } catch (err) {
-        throw fileError(err, name);
+        return await readTail(file, count);
+      } finally {
+        reading--;
+        waiting.shift()?.();
       }
-      if (st === undefined) throw new HttpError(404, `${name} not found`);
-      if (!st.isFile()) throw new HttpError(500, `${name} is not a regular file.`);
-      const signature = statSignature(st);
-      let memo = memos.get(file);
-      if (memo === undefined || memo.signature !== signature || memo.replies.size >= TAIL_REPLIES_KEPT) {
-        memo = { signature, replies: new Map() };
-        memos.set(file, memo);
-      }
-      const kept = memo.replies.get(variant);
-      if (kept !== undefined) return kept;
-      const lines = await withSlot(() => readTail(file, count));
-      const reply = json({ ok: true, file: shownAs, lines: reveal ? lines : lines.map(maskAddresses) });
-      // the answer goes with the signature seen before reading, and only once that stat can be trusted
-      if (isSettled(st.mtimeMs, readAtMs)) memo.replies.set(variant, reply);
-      return reply;
     },
   };
 }
@@ -974,13 +961,14 @@ function lastLines(data: Buffer, count: number, fromFileStart: boolean): string[
 interface Session {
   players: Set<string>;
   stopping: boolean;
+  reply?: Reply; // GET /api/players/online's answer for this view, made once (docs/performance.md: players online)
 }
 
 const newSession = (): Session => ({ players: new Set(), stopping: false });
 
 interface Presence {
-  /** Who is online, after parsing what was appended to latest.log since the last call. */
-  read(game: GameProcess): Promise<Session>;
+  /** Who is online, after parsing what was appended to latest.log since the last call; at once when nothing was. */
+  read(game: GameProcess): Session | Promise<Session>;
   /** Whether what was already read says this game is shutting down: no I/O, so the console never waits for the log. */
   isKnownStopping(game: GameProcess): boolean;
   close(): Promise<void>;
@@ -992,6 +980,8 @@ interface FollowedLog {
   ino: number;
   head: Buffer; // the file's first bytes: a copy-and-truncate that has grown again changes them
   size: number; // the size the view below was computed for
+  mtimeMs: number; // and the mtime
+  settled: boolean; // whether a write since could have left size and mtime as they were (isSettled)
   offset: number; // bytes parsed into `session`: always the end of a complete line
   skipping: boolean; // inside a line longer than a chunk: no event, skip to its end
   game: string; // the game process the players belong to
@@ -1000,6 +990,16 @@ interface FollowedLog {
 }
 
 const gameIdentity = (game: GameProcess): string => `${game.pid}:${game.startTicks}`;
+
+/**
+ * Whether what was read of a file at `readAtMs` can be taken to be unchanged while its stat stays the same (git's
+ * racy rule): not when its mtime is within the timestamp granularity of that moment, since a write in the same tick
+ * would leave the stat as it was. Whole-second mtimes mean a filesystem that keeps whole seconds.
+ */
+function isSettled(mtimeMs: number, readAtMs: number): boolean {
+  const granularityMs = mtimeMs % 1000 === 0 ? 1000 : TIMESTAMP_GRANULARITY_MS;
+  return readAtMs - mtimeMs > granularityMs;
+}
 
 /**
  * Presence (docs/formats.md#presence-lines): only bytes appended since the last call are parsed, and only lines that
@@ -1014,7 +1014,7 @@ function createPresence(config: Readonly<Config>, clock: Clock): Presence {
 
   const follow = async (session: Session, game: string): Promise<FollowedLog> => {
     const { handle, stat } = await openRegularFile(file);
-    return { handle, dev: stat.dev, ino: stat.ino, head: Buffer.alloc(0), size: -1, offset: 0, skipping: false, game, session, view: session };
+    return { handle, dev: stat.dev, ino: stat.ino, head: Buffer.alloc(0), size: -1, mtimeMs: -1, settled: false, offset: 0, skipping: false, game, session, view: session };
   };
 
   /** Whether the file still starts as it did, and a line still ends where parsing stopped. */
@@ -1066,6 +1066,7 @@ function createPresence(config: Readonly<Config>, clock: Clock): Presence {
   };
 
   const update = async (game: GameProcess): Promise<Session> => {
+    const readAtMs = Date.now();
     const identity = gameIdentity(game);
     let state = followed;
     if (state !== undefined && state.game !== identity) {
@@ -1108,7 +1109,10 @@ function createPresence(config: Readonly<Config>, clock: Clock): Presence {
       }
       followed = state;
     }
-    await parseAppended(state, (await state.handle.stat()).size);
+    const now = await state.handle.stat();
+    await parseAppended(state, now.size);
+    state.mtimeMs = now.mtimeMs;
+    state.settled = isSettled(now.mtimeMs, readAtMs);
     return state.view;
   };
 
@@ -1121,8 +1125,10 @@ function createPresence(config: Readonly<Config>, clock: Clock): Presence {
       } catch {
         st = undefined;
       }
-      if (st !== undefined && current !== undefined && current.ino === st.ino && current.dev === st.dev && current.size === st.size && current.game === gameIdentity(game)) {
-        return Promise.resolve(current.view);
+      // only appends are looked for: the same inode, size and mtime mean nothing new, once that stat can be trusted
+      if (st !== undefined && current?.settled && current.ino === st.ino && current.dev === st.dev && current.size === st.size
+        && current.mtimeMs === st.mtimeMs && current.game === gameIdentity(game)) {
+        return current.view;
       }
       // one update at a time: concurrent callers wait for it and then find it done
       const next = queue.then(() => update(game));
@@ -1242,8 +1248,6 @@ async function gunzipFile(file: string, maxBytes: number): Promise<string | unde
 // ---- Host access: backups ----
 
 interface Backups {
-  /** The serialised listing of `.tar.gz` archives, newest first (docs/api.md#get-apibackups). */
-  listing(): string;
   /** Launches `serv backup -s` unless a backup already runs on the host. */
   start(): Promise<void>;
 }
@@ -1253,17 +1257,8 @@ interface Backups {
 const BACKUP_MARKER_NAME = 'GAMESERVER_API_BACKUP';
 
 function createBackups(config: Readonly<Config>): Backups {
-  let cache: { atMs: number; body: string } | undefined;
   let launching = false;
   return {
-    // docs/performance.md: the listing is made at most every 50 ms, so its cost does not follow the request rate
-    listing() {
-      if (cache !== undefined && performance.now() - cache.atMs < BACKUP_LISTING_MAX_AGE_MS) return cache.body;
-      const atMs = performance.now();
-      const body = JSON.stringify(listBackups(config.backupDir));
-      cache = { atMs, body };
-      return body;
-    },
     async start() {
       // taken before the spawn is awaited: requests pipelined on one connection arrive in the same turn
       if (launching || isBackupRunning()) throw new HttpError(409, 'A backup is already running.');
@@ -1277,6 +1272,7 @@ function createBackups(config: Readonly<Config>): Backups {
   };
 }
 
+/** The `.tar.gz` archives of a folder, newest first (docs/api.md#get-apibackups). */
 function listBackups(dir: string): { ok: true; count: number; backups: object[] } {
   const name = path.basename(dir);
   let entries: string[];
@@ -1561,7 +1557,7 @@ interface WhitelistEditor {
  * gets the console command; a stopped one has its file edited atomically. One edit at a time: two
  * read-modify-write cycles would lose one of the changes.
  */
-function createWhitelistEditor(config: Readonly<Config>, game: GameFinder, files: FileCache, gameConsole: GameConsole): WhitelistEditor {
+function createWhitelistEditor(config: Readonly<Config>, game: GameFinder, gameConsole: GameConsole): WhitelistEditor {
   let queue: Promise<unknown> = Promise.resolve();
   const file = whitelistPath(config);
 
@@ -1569,7 +1565,7 @@ function createWhitelistEditor(config: Readonly<Config>, game: GameFinder, files
     const running = game.find({ fresh: true });
     let entries: WhitelistEntry[] = [];
     try {
-      entries = files.read(file, parseWhitelist);
+      entries = readParsedFile(file, parseWhitelist);
     } catch (err) {
       // a running server creates the file itself; a corrupt file is never overwritten
       if (!(err instanceof HttpError && err.status === 404 && running !== undefined)) throw err;
@@ -1583,7 +1579,7 @@ function createWhitelistEditor(config: Readonly<Config>, game: GameFinder, files
     } else if (action === 'remove') {
       writeWhitelist(file, entries.filter((e) => !isPlayer(e)));
     } else {
-      const profile = await resolveProfile(config, files, player);
+      const profile = await resolveProfile(config, player);
       writeWhitelist(file, [...entries, { uuid: profile.uuid, name: profile.name }]);
     }
     return done(action === 'add' ? `${player} added to whitelist.` : `${player} removed from whitelist.`);
@@ -1616,25 +1612,25 @@ interface Profile {
 const DASHED_UUID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
 
 /** The UUID and name case to write for a player, from the same sources the server would use. */
-async function resolveProfile(config: Readonly<Config>, files: FileCache, player: string): Promise<Profile> {
+async function resolveProfile(config: Readonly<Config>, player: string): Promise<Profile> {
   let properties: Record<string, string> = {};
   try {
-    properties = files.read(path.join(config.serverDir, 'server.properties'), parseServerProperties);
+    properties = readServerProperties(config);
   } catch {
     // Minecraft's default is online mode
   }
   // Minecraft reads the flag with Boolean.valueOf: any value but `true` (in any case, no blanks) is false
   const onlineMode = properties['online-mode'];
   if (onlineMode !== undefined && onlineMode.toLowerCase() !== 'true') return { name: player, uuid: offlineUuid(player) };
-  const cached = findInUserCache(config, files, player);
+  const cached = findInUserCache(config, player);
   if (cached !== undefined) return cached;
   return lookupProfile(config, player);
 }
 
-function findInUserCache(config: Readonly<Config>, files: FileCache, player: string): Profile | undefined {
+function findInUserCache(config: Readonly<Config>, player: string): Profile | undefined {
   let cache: unknown;
   try {
-    cache = files.read(path.join(config.serverDir, 'usercache.json'), parseUserCache);
+    cache = readParsedFile(path.join(config.serverDir, 'usercache.json'), parseUserCache);
   } catch {
     return undefined;
   }
@@ -2135,8 +2131,6 @@ const CLIENT_ERRORS: Record<string, [number, string]> = {
 function createHttpServer(host: Host): Server {
   const { config } = host;
   let replyBytesInFlight = 0;
-  // taken when the request arrives: a request whose body was refused may have lost its socket by the time it is logged
-  const clientAddresses = new WeakMap<IncomingMessage, string>();
 
   /** Finds the route for a request and runs it; every failure is thrown as an HttpError. */
   const dispatch = (req: IncomingMessage, res: ServerResponse, expectsContinue: boolean): Reply | Promise<Reply> => {
@@ -2167,17 +2161,17 @@ function createHttpServer(host: Host): Server {
     return route.handler(host, { req, search, reveal, allowBody });
   };
 
-  /** The one place a response is written: every reply carries the same headers. */
-  const send = (req: IncomingMessage, res: ServerResponse, reply: Reply): void => {
+  /** The one place a response is written: every reply carries the same headers. `client` is set for writes. */
+  const send = (req: IncomingMessage, res: ServerResponse, reply: Reply, client: string | undefined): void => {
     const { status, body, text = false, headers } = reply;
     const list = [...COMMON_HEADERS];
-    if (status !== 204) list.push('Content-Type', text ? TEXT_TYPE : JSON_TYPE, 'Content-Length', String(Buffer.byteLength(body)));
+    if (status !== 204) list.push('Content-Type', text ? TEXT_TYPE : JSON_TYPE, 'Content-Length', String(typeof body === 'string' ? Buffer.byteLength(body) : body.length));
     if (headers !== undefined) for (const name in headers) list.push(name, headers[name]);
     // once the daemon stops listening, no connection is kept for a next request
     if (!server.listening && headers?.Connection === undefined) list.push('Connection', 'close');
     res.writeHead(status, list);
     res.end(status === 204 ? undefined : body);
-    if (req.method === 'POST') logWrite(req, reply);
+    if (client !== undefined) logWrite(req, reply, client);
     // a reply the kernel did not take at once waits in our memory for a reader that may never read: counted
     // against the bound, and given a deadline
     const pending = res.socket?.writableLength ?? 0;
@@ -2191,31 +2185,32 @@ function createHttpServer(host: Host): Server {
     }
   };
 
-  const fail = (req: IncomingMessage, res: ServerResponse, err: unknown): void => {
-    if (err instanceof HttpError) return send(req, res, errorReply(err.status, err.message, err.headers));
+  const fail = (req: IncomingMessage, res: ServerResponse, err: unknown, client: string | undefined): void => {
+    if (err instanceof HttpError) return send(req, res, errorReply(err.status, err.message, err.headers), client);
     log(`internal error on ${req.method} ${(req.url ?? '').slice(0, 200)}: ${err instanceof Error ? err.stack : String(err)}`);
     if (res.headersSent) return void res.destroy(); // a status line cannot be written any more
-    send(req, res, errorReply(500, 'Internal server error'));
+    send(req, res, errorReply(500, 'Internal server error'), client);
   };
 
   /** One line per write: time, client, route, outcome. Never the key. */
-  const logWrite = (req: IncomingMessage, reply: Reply): void => {
+  const logWrite = (req: IncomingMessage, reply: Reply, client: string): void => {
     const [pathname] = splitTarget(req.url ?? '/');
     const where = table.get(pathname)?.has('POST') ? `POST ${pathname}` : 'POST (unknown route)';
-    log(`${clientAddresses.get(req) ?? '-'} ${where} ${reply.status} ${JSON.stringify(reply.outcome ?? '')}`);
+    log(`${client} ${where} ${reply.status} ${JSON.stringify(reply.outcome ?? '')}`);
   };
 
   const handle = (req: IncomingMessage, res: ServerResponse, expectsContinue = false): void => {
-    clientAddresses.set(req, req.socket.remoteAddress ?? '-');
+    // taken now: a request whose body was refused may have lost its socket by the time it is logged
+    const client = req.method === 'POST' ? req.socket.remoteAddress ?? '-' : undefined;
     let result: Reply | Promise<Reply>;
     try {
       result = dispatch(req, res, expectsContinue);
     } catch (err) {
-      return fail(req, res, err);
+      return fail(req, res, err, client);
     }
     // most read routes answer at once: no promise, no extra turn of the event loop
-    if (result instanceof Promise) result.then((reply) => send(req, res, reply), (err: unknown) => fail(req, res, err));
-    else send(req, res, result);
+    if (result instanceof Promise) result.then((reply) => send(req, res, reply, client), (err: unknown) => fail(req, res, err, client));
+    else send(req, res, result, client);
   };
 
   const server = createServer({
@@ -2227,7 +2222,7 @@ function createHttpServer(host: Host): Server {
   server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
   server.maxConnections = MAX_CONNECTIONS;
   server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => handle(req, res, true));
-  server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => fail(req, res, new HttpError(417, 'Expectation failed', { Connection: 'close' })));
+  server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => fail(req, res, new HttpError(417, 'Expectation failed', { Connection: 'close' }), req.method === 'POST' ? req.socket.remoteAddress ?? '-' : undefined));
   // CONNECT targets a proxy, which this is not; without a listener Node would close the socket unanswered
   server.on('connect', (_req: IncomingMessage, socket: Socket) => {
     socket.on('error', () => undefined);
