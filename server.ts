@@ -9,7 +9,7 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { execFile, spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import * as fs from 'node:fs';
 import { isIP } from 'node:net';
 import type { Socket } from 'node:net';
@@ -60,6 +60,30 @@ const MAX_CONNECTIONS = 512;
 const REPLY_BYTES_IN_FLIGHT_MAX = 32 * 1024 * 1024; // replies written but not yet taken by the kernel
 const REPLY_DRAIN_TIMEOUT_MS = 10_000;
 const CLOCK_TICKS_PER_SECOND = 100; // USER_HZ: /proc reports clock_t in 1/100 s on every Linux architecture
+// docs/api.md#command-output
+const OUTPUT_FIRST_LINE_MS = 3_000;
+const OUTPUT_QUIET_MS = 300;
+const OUTPUT_MAX_LINES = 100;
+const OUTPUT_MAX_BYTES = 64 * 1024;
+const OUTPUT_WAITING_MAX = 8;
+const LOG_POLL_MS = 25; // while a command's output or a whitelist verdict is awaited
+const LOG_READ_MAX_BYTES = 256 * 1024; // of new log text per look: output never needs more
+const WHITELIST_VERDICT_MS = 5_000;
+// docs/api.md#get-apievents
+const EVENTS_KEPT = 1_000;
+const EVENT_STREAMS_MAX = 64;
+const EVENT_STREAM_RETRY_MS = 3_000;
+const EVENT_KEEPALIVE_MS = 15_000;
+const EVENT_STREAM_MAX_PENDING_BYTES = 1024 * 1024; // a stream whose reader is that far behind is closed
+const WATCH_CHECK_MS = 500; // the safety net behind fs.watch, and the process's pulse: events within 1 s
+const WATCH_LINGER_MS = 10_000; // after the last stream closed: a reconnect after `retry` misses nothing
+const BACKUP_SETTLE_MS = 250; // a new archive's size and time must hold this long before it counts as finished
+const WEBHOOK_QUEUE_MAX = 1_000;
+const WEBHOOK_FIRST_RETRY_MS = 1_000;
+const WEBHOOK_RETRY_MAX_MS = 60_000;
+const WEBHOOK_GIVE_UP_MS = 10 * 60_000;
+const WEBHOOK_TIMEOUT_MS = 10_000;
+const DISCORD_CONTENT_MAX_CHARS = 2_000;
 
 const DISABLED_MESSAGE = 'Write endpoints are disabled: no API_KEY is configured.';
 const UNAUTHORIZED_MESSAGE = 'Unauthorized — X-API-Key required for write endpoints.';
@@ -94,6 +118,9 @@ export interface Config {
   tmuxSocket: string | undefined;
   profileLookupUrl: string;
   consoleShellPane: 'refuse' | 'allow';
+  webhookUrl: string | undefined;
+  webhookSecret: string | undefined;
+  webhookFormat: 'json' | 'discord';
   childEnv: Readonly<Record<string, string>>; // the daemon's environment without its secrets, for every child
 }
 
@@ -125,6 +152,14 @@ export function readConfig(env: NodeJS.ProcessEnv, cwd: string): Readonly<Config
   if (shellPane !== 'refuse' && shellPane !== 'allow') {
     throw new ConfigError(`CONSOLE_SHELL_PANE must be refuse or allow; got ${JSON.stringify(shellPane)}.`);
   }
+  const webhookUrl = text('EVENT_WEBHOOK_URL');
+  if (webhookUrl !== undefined && !/^https?:\/\/[^\s/?#]+(?:[/?#]\S*)?$/i.test(webhookUrl)) {
+    throw new ConfigError(`EVENT_WEBHOOK_URL must be an http:// or https:// URL; got ${JSON.stringify(webhookUrl)}.`);
+  }
+  const webhookFormat = text('EVENT_WEBHOOK_FORMAT') ?? 'json';
+  if (webhookFormat !== 'json' && webhookFormat !== 'discord') {
+    throw new ConfigError(`EVENT_WEBHOOK_FORMAT must be json or discord; got ${JSON.stringify(webhookFormat)}.`);
+  }
   const childEnv: Record<string, string> = {};
   for (const [name, value] of Object.entries(env)) if (value !== undefined && !SECRET_VARIABLES.includes(name)) childEnv[name] = value;
   return Object.freeze({
@@ -140,6 +175,9 @@ export function readConfig(env: NodeJS.ProcessEnv, cwd: string): Readonly<Config
     tmuxSocket: text('TMUX_SOCKET') === undefined ? undefined : path.resolve(cwd, text('TMUX_SOCKET')!),
     profileLookupUrl: lookup,
     consoleShellPane: shellPane,
+    webhookUrl,
+    webhookSecret: text('EVENT_WEBHOOK_SECRET'),
+    webhookFormat,
     childEnv: Object.freeze(childEnv),
   });
 }
@@ -173,6 +211,9 @@ function describeConfig(c: Config): string {
     `SERV_BIN=${c.servBin}`, `REPORT_SCRIPT=${c.reportScript}`, `TMUX_SESSION=${c.tmuxSession}`,
     `TMUX_SOCKET=${c.tmuxSocket ?? '(tmux default)'}`, `PROFILE_LOOKUP_URL=${c.profileLookupUrl}`,
     `CONSOLE_SHELL_PANE=${c.consoleShellPane}`,
+    // the URL may carry a token (Discord's does): only its origin is shown
+    `EVENT_WEBHOOK_URL=${c.webhookUrl === undefined ? '(none)' : `${new URL(c.webhookUrl).origin}/…`}`,
+    `EVENT_WEBHOOK_FORMAT=${c.webhookFormat}`, `EVENT_WEBHOOK_SECRET=${c.webhookSecret === undefined ? '(none)' : '(set)'}`,
     c.apiKey === undefined ? 'writes disabled' : 'writes enabled',
   ].join(', ');
 }
@@ -199,6 +240,7 @@ const routes: readonly Route[] = [
   { method: 'GET', path: '/api/backups', auth: false, summary: 'The .tar.gz backups, newest first', handler: getBackups },
   { method: 'GET', path: '/api/properties', auth: false, summary: 'server.properties, secrets redacted', handler: getProperties },
   { method: 'GET', path: '/api/report', auth: false, summary: 'The host report as JSON', handler: getReportJson },
+  { method: 'GET', path: '/api/events', auth: false, summary: 'Live events as Server-Sent Events', handler: (host, request) => host.events.open(request) },
   { method: 'POST', path: '/api/server/start', auth: true, summary: 'Issue `serv start`', handler: (host) => runServ(host, ['start'], 'Server start command issued.') },
   { method: 'POST', path: '/api/server/stop', auth: true, summary: 'Issue `serv stop`', handler: (host) => runServ(host, ['stop'], 'Server stop command issued.') },
   { method: 'POST', path: '/api/server/restart', auth: true, summary: 'Issue `serv restart`', handler: (host) => runServ(host, ['restart'], 'Server restart command issued.') },
@@ -235,6 +277,14 @@ interface Reply {
   text?: boolean;
   headers?: Record<string, string>;
   outcome?: string;
+  stream?: (sink: StreamSink) => void; // an event stream: the headers are written, then it writes on its own
+}
+
+/** The narrow view of a response an event stream gets. */
+interface StreamSink {
+  write(text: string): void;
+  end(): void;
+  onClose(listener: () => void): void;
 }
 
 interface Request {
@@ -348,9 +398,16 @@ async function postBackup(host: Host): Promise<Reply> {
 }
 
 async function postCommand(host: Host, request: Request): Promise<Reply> {
-  const command = validateCommand((await readJsonObject(request)).command);
-  await host.console.send(command);
-  return done(`Command sent: ${command}`);
+  const body = await readJsonObject(request);
+  const command = validateCommand(body.command);
+  if (body.output !== undefined && typeof body.output !== 'boolean') throw new HttpError(400, 'output must be true or false.');
+  if (body.output !== true) {
+    await host.console.send(command);
+    return done(`Command sent: ${command}`);
+  }
+  const output = await host.console.sendForOutput(command);
+  const message = `Command sent: ${command}`;
+  return { status: 200, body: JSON.stringify({ ok: true, message, output }), outcome: message };
 }
 
 async function postWhitelistEdit(host: Host, request: Request, action: 'add' | 'remove'): Promise<Reply> {
@@ -401,6 +458,7 @@ interface Host {
   report: ReportRunner;
   console: GameConsole;
   whitelist: WhitelistEditor;
+  events: Events;
 }
 
 export interface Daemon {
@@ -418,6 +476,7 @@ export function createDaemon(config: Readonly<Config>): Daemon {
   const game = createGameFinder(config, clock);
   const presence = createPresence(config, clock);
   const gameConsole = createGameConsole(config, game, presence);
+  const events = createEvents(config, game, presence);
   const host: Host = {
     config,
     shared: createSharedAnswers(),
@@ -429,12 +488,14 @@ export function createDaemon(config: Readonly<Config>): Daemon {
     report: createReportRunner(config),
     console: gameConsole,
     whitelist: createWhitelistEditor(config, game, gameConsole),
+    events,
   };
   const server = createHttpServer(host);
   let closing: Promise<void> | undefined;
   const close = (graceMs = SHUTDOWN_GRACE_MS): Promise<void> => {
     closing ??= (async () => {
       const drained = new Promise<void>((resolve) => server.close(() => resolve()));
+      events.close(); // streams would hold the close for ever; their clients reconnect elsewhere or later
       server.closeIdleConnections();
       let timer: NodeJS.Timeout | undefined;
       await Promise.race([drained, new Promise<void>((resolve) => (timer = setTimeout(resolve, graceMs)))]);
@@ -971,6 +1032,10 @@ interface Presence {
   read(game: GameProcess): Session | Promise<Session>;
   /** Whether what was already read says this game is shutting down: no I/O, so the console never waits for the log. */
   isKnownStopping(game: GameProcess): boolean;
+  /** Calls `listener` with each change that lines parsed from now on make (live events), or stops with undefined. */
+  listen(listener: PresenceListener | undefined): void;
+  /** The game process whose log lines were parsed last. */
+  followedGame(): string | undefined;
   close(): Promise<void>;
 }
 
@@ -1008,6 +1073,7 @@ function isSettled(mtimeMs: number, readAtMs: number): boolean {
  */
 function createPresence(config: Readonly<Config>, clock: Clock): Presence {
   const file = latestLogPath(config);
+  let listener: PresenceListener | undefined;
   let followed: FollowedLog | undefined;
   let queue: Promise<unknown> = Promise.resolve();
   let chunk: Buffer | undefined; // updates run one at a time, so they share one
@@ -1053,7 +1119,9 @@ function createPresence(config: Readonly<Config>, clock: Clock): Presence {
         if (bytesRead <= PRESENCE_LINE_MAX_BYTES) tail = data.toString('utf8'); // an unterminated last line
         break;
       }
-      if (applyEventLines(state.session, data, lastBreak)) sawStart = true;
+      const game = state.game;
+      const told = listener === undefined ? undefined : (change: PresenceChange): void => listener!(change, game);
+      if (applyEventLines(state.session, data, lastBreak, told)) sawStart = true;
       state.offset += lastBreak + 1;
     }
     // log4j writes a line with one write: a final line that matches in full counts now, and is read again,
@@ -1070,6 +1138,8 @@ function createPresence(config: Readonly<Config>, clock: Clock): Presence {
     const identity = gameIdentity(game);
     let state = followed;
     if (state !== undefined && state.game !== identity) {
+      // what the earlier process wrote last (its shutdown, its players leaving) is its own, not the new one's
+      await parseAppended(state, (await state.handle.stat()).size);
       state.session = newSession(); // a new game process: everyone was disconnected
       state.game = identity;
     }
@@ -1136,6 +1206,8 @@ function createPresence(config: Readonly<Config>, clock: Clock): Presence {
       return next;
     },
     isKnownStopping: (game) => followed !== undefined && followed.game === gameIdentity(game) && followed.view.stopping,
+    listen: (next) => (listener = next),
+    followedGame: () => followed?.game,
     async close() {
       await queue;
       await followed?.handle.close();
@@ -1144,19 +1216,31 @@ function createPresence(config: Readonly<Config>, clock: Clock): Presence {
   };
 }
 
-/** Applies one log line to a session; returns whether it was a session start. */
-function applyPresenceLine(session: Session, line: string): boolean {
+/** A change of a session that a live event reports. */
+type PresenceChange = { kind: 'joined' | 'left'; player: string } | { kind: 'stopping' };
+type PresenceListener = (change: PresenceChange, game: string) => void;
+
+/** Applies one log line to a session, telling `listener` what changed; returns whether it was a session start. */
+function applyPresenceLine(session: Session, line: string, listener?: (change: PresenceChange) => void): boolean {
   const event = parsePresenceLine(line);
   if (event === null) return false;
   if (event.kind === 'reset') {
+    if (listener !== undefined) for (const player of session.players) listener({ kind: 'left', player });
     session.players.clear();
     session.stopping = false;
     return true;
   }
   // a player's second login (another location) kicks the first session; a set keeps one entry
-  if (event.kind === 'join') session.players.add(event.name);
-  else if (event.kind === 'leave') session.players.delete(event.name);
-  else session.stopping = true;
+  if (event.kind === 'join') {
+    if (!session.players.has(event.name)) listener?.({ kind: 'joined', player: event.name });
+    session.players.add(event.name);
+  } else if (event.kind === 'leave') {
+    if (session.players.delete(event.name)) listener?.({ kind: 'left', player: event.name });
+  } else {
+    // vanilla logs `Stopping the server`, then `Stopping server`: one shutdown
+    if (!session.stopping) listener?.({ kind: 'stopping' });
+    session.stopping = true;
+  }
   return false;
 }
 
@@ -1166,7 +1250,7 @@ const EVENT_HINTS = [' the game', ' logged in with', ' lost connection: ', 'Star
 const EVENT_NEEDLES = EVENT_HINTS.map((hint) => Buffer.from(hint));
 
 /** Applies the event lines among the whole lines of data[0, end); returns whether a session start was seen. */
-function applyEventLines(session: Session, data: Buffer, end: number): boolean {
+function applyEventLines(session: Session, data: Buffer, end: number, listener?: (change: PresenceChange) => void): boolean {
   let sawStart = false;
   const next = EVENT_NEEDLES.map((needle) => data.indexOf(needle));
   for (let pos = 0; pos < end; ) {
@@ -1180,7 +1264,7 @@ function applyEventLines(session: Session, data: Buffer, end: number): boolean {
     const lineStart = hit === 0 ? 0 : data.lastIndexOf(10, hit - 1) + 1;
     const lineEnd = data.indexOf(10, hit);
     // only whole lines are decoded, so a UTF-8 sequence is never split; a very long one is no event
-    if (lineEnd - lineStart <= PRESENCE_LINE_MAX_BYTES && applyPresenceLine(session, data.toString('utf8', lineStart, lineEnd))) sawStart = true;
+    if (lineEnd - lineStart <= PRESENCE_LINE_MAX_BYTES && applyPresenceLine(session, data.toString('utf8', lineStart, lineEnd), listener)) sawStart = true;
     pos = lineEnd + 1;
   }
   return sawStart;
@@ -1272,8 +1356,17 @@ function createBackups(config: Readonly<Config>): Backups {
   };
 }
 
+/** An archive as GET /api/backups lists it (and backup.finished carries it). */
+interface BackupEntry {
+  name: string;
+  type: BackupType;
+  size: string;
+  bytes: number;
+  created: string;
+}
+
 /** The `.tar.gz` archives of a folder, newest first (docs/api.md#get-apibackups). */
-function listBackups(dir: string): { ok: true; count: number; backups: object[] } {
+function listBackups(dir: string): { ok: true; count: number; backups: BackupEntry[] } {
   const name = path.basename(dir);
   let entries: string[];
   try {
@@ -1290,7 +1383,7 @@ function listBackups(dir: string): { ok: true; count: number; backups: object[] 
     if (file?.isFile()) files.push({ name: entry, bytes: file.size, mtimeMs: file.mtimeMs });
   }
   files.sort((a, b) => b.mtimeMs - a.mtimeMs || a.name.localeCompare(b.name));
-  const backups = files.map((f) => ({
+  const backups = files.map((f): BackupEntry => ({
     name: f.name,
     type: backupType(f.name),
     size: formatSize(f.bytes),
@@ -1413,6 +1506,8 @@ function runReportScript(config: Readonly<Config>, started: (child: ChildProcess
 interface GameConsole {
   /** Types a command into the game's console and presses Enter; throws the 409/503 that says why not. */
   send(command: string): Promise<void>;
+  /** The same, then the lines the game logged in reply (docs/api.md#command-output); one window at a time. */
+  sendForOutput(command: string): Promise<string[]>;
 }
 
 interface Pane {
@@ -1485,13 +1580,113 @@ function createGameConsole(config: Readonly<Config>, game: GameFinder, presence:
     if (command === 'stop' || command === '/stop') stopSentTo = gameIdentity(found);
   };
 
+  const send = (command: string): Promise<void> => {
+    const delivery = queue.then(() => deliver(command));
+    queue = delivery.catch(() => undefined);
+    return delivery;
+  };
+
+  // windows of output never overlap, or one command's reply would be read as another's; plain commands pass
+  const latestLog = createLogReader(latestLogPath(config));
+  let windowOpen = false;
+  const waiting: Array<() => void> = [];
+  const sendForOutput = async (command: string): Promise<string[]> => {
+    if (windowOpen) {
+      if (waiting.length >= OUTPUT_WAITING_MAX) throw new HttpError(429, 'Too many commands waiting for output; try again.');
+      await new Promise<void>((resolve) => waiting.push(resolve));
+    }
+    windowOpen = true;
+    try {
+      const mark = latestLog.mark();
+      await send(command);
+      return await collectOutput(latestLog, mark);
+    } finally {
+      const next = waiting.shift();
+      if (next === undefined) windowOpen = false;
+      else next();
+    }
+  };
+
+  return { send, sendForOutput };
+}
+
+/**
+ * The game's reply to a command: what it logged after the command was sent, as message texts, until 300 ms pass
+ * without a new line once one came, or 3 s when none comes; at most 100 lines and 64 KiB.
+ */
+async function collectOutput(log: LogReader, mark: LogMark): Promise<string[]> {
+  const output: string[] = [];
+  let bytes = 0;
+  const sentAtMs = performance.now();
+  let lastLineAtMs = 0;
+  for (;;) {
+    const now = performance.now();
+    if (output.length === 0 ? now - sentAtMs >= OUTPUT_FIRST_LINE_MS : now - lastLineAtMs >= OUTPUT_QUIET_MS) return output;
+    await delay(LOG_POLL_MS);
+    for (const line of await log.linesSince(mark)) {
+      const text = logMessage(line);
+      bytes += Buffer.byteLength(text);
+      if (output.length >= OUTPUT_MAX_LINES || bytes > OUTPUT_MAX_BYTES) return output;
+      output.push(text);
+      lastLineAtMs = performance.now();
+    }
+  }
+}
+
+const delay = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+interface LogMark {
+  dev: number;
+  ino: number;
+  offset: number; // the end of the last complete line taken
+}
+
+interface LogReader {
+  /** Where latest.log ends now: what follows is written after this moment. */
+  mark(): LogMark;
+  /** The complete lines written since `mark`, which moves past them; a log rolled meanwhile is read from its start. */
+  linesSince(mark: LogMark): Promise<string[]>;
+}
+
+function createLogReader(file: string): LogReader {
   return {
-    send(command) {
-      const delivery = queue.then(() => deliver(command));
-      queue = delivery.catch(() => undefined);
-      return delivery;
+    mark() {
+      const st = fs.statSync(file, { throwIfNoEntry: false });
+      return st?.isFile() ? { dev: st.dev, ino: st.ino, offset: st.size } : { dev: -1, ino: -1, offset: 0 };
+    },
+    async linesSince(mark) {
+      let opened: { handle: fs.promises.FileHandle; stat: fs.Stats };
+      try {
+        opened = await openRegularFile(file);
+      } catch {
+        return []; // no log (yet): no output
+      }
+      const { handle, stat } = opened;
+      try {
+        if (stat.dev !== mark.dev || stat.ino !== mark.ino || stat.size < mark.offset) Object.assign(mark, { dev: stat.dev, ino: stat.ino, offset: 0 });
+        const length = Math.min(stat.size - mark.offset, LOG_READ_MAX_BYTES);
+        if (length <= 0) return [];
+        const buffer = Buffer.allocUnsafe(length);
+        const { bytesRead } = await handle.read(buffer, 0, length, mark.offset);
+        const end = buffer.lastIndexOf(10, bytesRead - 1);
+        if (end === -1) {
+          if (bytesRead === LOG_READ_MAX_BYTES) mark.offset += bytesRead; // one enormous line: no reply text
+          return [];
+        }
+        mark.offset += end + 1;
+        return buffer.toString('utf8', 0, end).split('\n').map((line) => (line.endsWith('\r') ? line.slice(0, -1) : line));
+      } finally {
+        await handle.close();
+      }
     },
   };
+}
+
+/** A log line's message: the `[time] [thread/LEVEL]: ` prefix and colour codes removed; a line without a prefix as it is. */
+export function logMessage(line: string): string {
+  const plain = line.includes('\x1b') || line.includes('§') ? line.replace(COLOUR_CODES, '') : line;
+  const prefix = plain.length <= PRESENCE_LINE_MAX_BYTES ? plain.match(LOG_PREFIX) : plain.slice(0, 512).match(LOG_PREFIX);
+  return prefix === null ? plain : plain.slice(prefix[0].length);
 }
 
 function parsePaneList(listing: string): Pane[] {
@@ -1560,6 +1755,27 @@ interface WhitelistEditor {
 function createWhitelistEditor(config: Readonly<Config>, game: GameFinder, gameConsole: GameConsole): WhitelistEditor {
   let queue: Promise<unknown> = Promise.resolve();
   const file = whitelistPath(config);
+  const latestLog = createLogReader(latestLogPath(config));
+
+  /** docs/api.md#confirmed-whitelist-edits: the game's verdict, from whitelist.json or its reply in the log. */
+  const awaitVerdict = async (action: 'add' | 'remove', player: string, mark: LogMark): Promise<Reply> => {
+    const deadline = performance.now() + WHITELIST_VERDICT_MS;
+    while (performance.now() < deadline) {
+      await delay(LOG_POLL_MS * 2);
+      for (const line of await latestLog.linesSince(mark)) {
+        const verdict = whitelistVerdict(logMessage(line), action, player);
+        if (verdict !== undefined) return verdict;
+      }
+      let listed: boolean | undefined;
+      try {
+        listed = readParsedFile(file, parseWhitelist).some((e) => typeof e.name === 'string' && e.name.toLowerCase() === player.toLowerCase());
+      } catch {
+        listed = undefined; // the game rewrites it in place: a half-written file tells nothing yet
+      }
+      if (listed === (action === 'add')) return done(action === 'add' ? `${player} added to whitelist.` : `${player} removed from whitelist.`);
+    }
+    return done(`${player}: whitelist ${action} sent; the game server has not confirmed it yet.`, 202);
+  };
 
   const edit = async (action: 'add' | 'remove', player: string): Promise<Reply> => {
     const running = game.find({ fresh: true });
@@ -1575,7 +1791,9 @@ function createWhitelistEditor(config: Readonly<Config>, game: GameFinder, gameC
     if (action === 'add' && listed) return done(`${player} is already on the whitelist.`);
     if (action === 'remove' && !listed) return done(`${player} is not on the whitelist.`);
     if (running !== undefined) {
+      const mark = latestLog.mark();
       await gameConsole.send(`whitelist ${action} ${player}`);
+      return awaitVerdict(action, player, mark);
     } else if (action === 'remove') {
       writeWhitelist(file, entries.filter((e) => !isPlayer(e)));
     } else {
@@ -1592,6 +1810,24 @@ function createWhitelistEditor(config: Readonly<Config>, game: GameFinder, gameC
       return next;
     },
   };
+}
+
+/**
+ * What a reply line of the game says of our edit (docs/formats.md#console-replies): 1.13+ and 1.7-1.12 texts. The
+ * replies without a name can only be ours, since edits go one at a time; any other line says nothing.
+ */
+function whitelistVerdict(message: string, action: 'add' | 'remove', player: string): Reply | undefined {
+  const named = (text: string): boolean => message.toLowerCase() === text.toLowerCase();
+  if (message === 'That player does not exist' || (action === 'add' && named(`Could not add ${player} to the whitelist`))) {
+    return errorReply(404, `${player} is not a Minecraft account.`);
+  }
+  if (action === 'add' && named(`Added ${player} to the whitelist`)) return done(`${player} added to whitelist.`);
+  if (action === 'remove' && named(`Removed ${player} from the whitelist`)) return done(`${player} removed from whitelist.`);
+  if (action === 'add' && message === 'Player is already whitelisted') return done(`${player} is already on the whitelist.`);
+  if (action === 'remove' && (message === 'Player is not whitelisted' || named(`Could not remove ${player} from the whitelist`))) {
+    return done(`${player} is not on the whitelist.`);
+  }
+  return undefined;
 }
 
 /** Gson's layout, as the server writes the file: two-space indent, no final line break. */
@@ -1684,6 +1920,372 @@ function lookupProfile(config: Readonly<Config>, player: string): Promise<Profil
     });
     request.end();
   });
+}
+
+// ---- Live events and the webhook ----
+
+interface Events {
+  /** GET /api/events: a Server-Sent Events stream (docs/api.md#get-apievents). */
+  open(request: Request): Reply;
+  /** Ends every stream, stops watching, and drops webhook deliveries still waiting. */
+  close(): void;
+}
+
+/** What the watcher knows of the host, to tell a change from the state it started with. */
+interface Baseline {
+  game: GameProcess | undefined;
+  stopping: boolean; // the game's log said it is stopping: its end is no crash
+  online: Set<string>;
+  early: Array<[string, PresenceChange]>; // changes of a game process the watcher has not seen start yet
+  whitelist: Map<string, string> | undefined; // uuid (or name) → name
+  whitelistSignature: string;
+  backups: Map<string, string> | undefined; // name → size and time
+  pending: Map<string, { signature: string; atMs: number }>; // new archives, counted once they hold still
+  backupsSignature: string;
+}
+
+/**
+ * Live events (docs/api.md#get-apievents): the watcher turns what changes on the host into events, kept (the last
+ * 1,000) for a reconnect's Last-Event-ID, written to every open stream and posted to the webhook. It watches only
+ * while a stream is open, for 10 s after the last one closed, or always when a webhook is set: watching costs
+ * nothing while nobody listens. Ids carry a random era, new at every start of watching, so an id of an earlier run
+ * or from before a pause is unknown, and its stream starts with `stream.reset`.
+ */
+function createEvents(config: Readonly<Config>, game: GameFinder, presence: Presence): Events {
+  const streams = new Set<StreamSink>();
+  const kept: Array<{ id: string; frame: string }> = [];
+  const webhook = config.webhookUrl === undefined ? undefined : createWebhook(config);
+  let era = '';
+  let sequence = 0;
+  let watching: { watchers: fs.FSWatcher[]; pulse: NodeJS.Timeout; baseline: Baseline } | undefined;
+  let linger: NodeJS.Timeout | undefined;
+  let checking = false;
+  let checkAgain = false;
+
+  const publish = (type: string, fields: Record<string, unknown> = {}): void => {
+    const event = { type, time: new Date().toISOString(), ...fields };
+    const data = JSON.stringify(event);
+    const id = `${era}-${++sequence}`;
+    const frame = `id: ${id}\ndata: ${data}\n\n`;
+    kept.push({ id, frame });
+    if (kept.length > EVENTS_KEPT) kept.shift();
+    for (const sink of streams) sink.write(frame);
+    webhook?.deliver(config.webhookFormat === 'discord' ? JSON.stringify({ content: describeEvent(event) }) : data);
+  };
+
+  const onPresenceChange = (change: PresenceChange, gameId: string): void => {
+    const baseline = watching?.baseline;
+    if (baseline === undefined) return;
+    // lines of a process the watcher has not seen start yet wait for that start, which comes first
+    if (baseline.game === undefined || gameIdentity(baseline.game) !== gameId) {
+      baseline.early.push([gameId, change]);
+      void check();
+      return;
+    }
+    applyChange(baseline, change);
+  };
+
+  const applyChange = (baseline: Baseline, change: PresenceChange): void => {
+    if (change.kind === 'stopping') {
+      if (!baseline.stopping) publish('server.stopping');
+      baseline.stopping = true;
+    } else if (change.kind === 'joined') {
+      if (!baseline.online.has(change.player)) publish('player.joined', { player: change.player });
+      baseline.online.add(change.player);
+    } else if (baseline.online.delete(change.player)) {
+      publish('player.left', { player: change.player });
+    }
+  };
+
+  /** One look at the host; `quiet` takes what it finds as the starting state, without events. */
+  const look = async (baseline: Baseline, quiet: boolean): Promise<void> => {
+    const now = game.find();
+    const before = baseline.game;
+    if (before !== undefined && (now === undefined || gameIdentity(now) !== gameIdentity(before))) {
+      // the process ended: its last lines first (its shutdown, players leaving), then players it never logged out
+      if (presence.followedGame() === gameIdentity(before)) await presence.read(before);
+      for (const player of baseline.online) publish('player.left', { player });
+      publish('server.stopped', { pid: before.pid, crashed: !baseline.stopping });
+      Object.assign(baseline, { game: undefined, stopping: false, online: new Set() });
+    }
+    if (now !== undefined && baseline.game === undefined) {
+      baseline.game = now;
+      if (!quiet) publish('server.started', { pid: now.pid });
+      const early = baseline.early.filter(([id]) => id === gameIdentity(now));
+      baseline.early = [];
+      for (const [, change] of early) applyChange(baseline, change);
+    }
+    if (now !== undefined) {
+      const session = await presence.read(now);
+      if (quiet) Object.assign(baseline, { online: new Set(session.players), stopping: session.stopping });
+    }
+    lookAtWhitelist(baseline, quiet);
+    lookAtBackups(baseline, quiet);
+  };
+
+  const lookAtWhitelist = (baseline: Baseline, quiet: boolean): void => {
+    const file = whitelistPath(config);
+    const signature = settledSignature(file);
+    if (signature !== '' && signature === baseline.whitelistSignature) return;
+    let entries: Map<string, string>;
+    try {
+      entries = new Map(readParsedFile(file, parseWhitelist).map((e) => [String(typeof e.uuid === 'string' ? e.uuid.toLowerCase() : e.name), String(e.name)]));
+    } catch (err) {
+      if (err instanceof HttpError && err.status === 404) entries = new Map();
+      else return; // the game rewrites it in place: a half-written file says nothing yet
+    }
+    const before = baseline.whitelist;
+    baseline.whitelist = entries;
+    baseline.whitelistSignature = signature;
+    if (quiet || before === undefined) return;
+    const added = [...entries].filter(([key]) => !before.has(key)).map(([, name]) => name);
+    const removed = [...before].filter(([key]) => !entries.has(key)).map(([, name]) => name);
+    if (added.length > 0 || removed.length > 0) publish('whitelist.changed', { added, removed });
+  };
+
+  const lookAtBackups = (baseline: Baseline, quiet: boolean): void => {
+    const signature = settledSignature(config.backupDir);
+    if (signature !== '' && signature === baseline.backupsSignature && baseline.pending.size === 0) return;
+    let listing: ReturnType<typeof listBackups>;
+    try {
+      listing = listBackups(config.backupDir);
+    } catch {
+      return;
+    }
+    baseline.backupsSignature = signature;
+    const seen = new Map(listing.backups.map((b) => [b.name, `${b.bytes}:${b.created}`]));
+    const before = baseline.backups;
+    baseline.backups = seen;
+    if (quiet || before === undefined) return;
+    const now = performance.now();
+    for (const backup of listing.backups) {
+      if (before.has(backup.name) && !baseline.pending.has(backup.name)) continue;
+      // an archive may still be growing: it is finished once its size and time held still for a moment
+      const pending = baseline.pending.get(backup.name);
+      const current = seen.get(backup.name)!;
+      if (pending === undefined || pending.signature !== current) {
+        baseline.pending.set(backup.name, { signature: current, atMs: now });
+        setTimeout(() => void check(), BACKUP_SETTLE_MS);
+      } else if (now - pending.atMs >= BACKUP_SETTLE_MS) {
+        baseline.pending.delete(backup.name);
+        publish('backup.finished', { backup });
+      }
+    }
+    for (const name of baseline.pending.keys()) if (!seen.has(name)) baseline.pending.delete(name);
+  };
+
+  /** Looks at the host, one look at a time; a look asked for meanwhile follows the current one. */
+  const check = async (quiet = false): Promise<void> => {
+    if (checking) {
+      checkAgain = true;
+      return;
+    }
+    checking = true;
+    try {
+      do {
+        checkAgain = false;
+        const current = watching;
+        if (current === undefined) break;
+        await look(current.baseline, quiet);
+      } while (checkAgain);
+    } catch (err) {
+      // a file that cannot be read now (a roll, a half-written rewrite) is looked at again on the next pulse
+      if (!(err instanceof HttpError) && (err as NodeJS.ErrnoException).code === undefined) throw err;
+      log(`watching for events: ${describeError(err)}`);
+    } finally {
+      checking = false;
+    }
+  };
+
+  const startWatching = (): void => {
+    clearTimeout(linger);
+    linger = undefined;
+    if (watching !== undefined) return;
+    era = randomBytes(6).toString('base64url');
+    sequence = 0;
+    kept.length = 0;
+    const baseline: Baseline = {
+      game: undefined, stopping: false, online: new Set(), early: [], whitelist: undefined, whitelistSignature: '',
+      backups: undefined, pending: new Map(), backupsSignature: '',
+    };
+    const watchers: fs.FSWatcher[] = [];
+    for (const dir of [config.serverDir, path.dirname(latestLogPath(config)), config.backupDir]) {
+      try {
+        watchers.push(fs.watch(dir, { persistent: false }, () => void check()).on('error', () => undefined));
+      } catch {
+        // a folder that does not exist (yet): the pulse looks at it instead
+      }
+    }
+    watching = { watchers, pulse: setInterval(() => void check(), WATCH_CHECK_MS), baseline };
+    presence.listen(undefined);
+    void check(true).then(() => presence.listen(onPresenceChange));
+  };
+
+  const stopWatching = (): void => {
+    if (watching === undefined) return;
+    for (const watcher of watching.watchers) watcher.close();
+    clearInterval(watching.pulse);
+    presence.listen(undefined);
+    watching = undefined;
+    kept.length = 0;
+  };
+
+  if (webhook !== undefined) startWatching();
+
+  return {
+    open(request) {
+      if (streams.size >= EVENT_STREAMS_MAX) throw new HttpError(503, 'Too many event streams are open; try again later.');
+      // EventSource sends the header on a reconnect; clients that cannot send headers use the query
+      const header = request.req.headers['last-event-id'];
+      const lastId = typeof header === 'string' ? header : new URLSearchParams(request.search).get('lastEventId') ?? undefined;
+      return {
+        status: 200,
+        body: '',
+        headers: { 'Content-Type': 'text/event-stream; charset=utf-8', 'X-Accel-Buffering': 'no' },
+        stream: (sink) => {
+          startWatching();
+          let opening = `retry: ${EVENT_STREAM_RETRY_MS}\n\n`;
+          if (lastId !== undefined && lastId !== '') {
+            const at = kept.findIndex((event) => event.id === lastId);
+            opening += at === -1 ? `data: ${JSON.stringify({ type: 'stream.reset', time: new Date().toISOString() })}\n\n` : kept.slice(at + 1).map((event) => event.frame).join('');
+          }
+          sink.write(opening);
+          streams.add(sink);
+          const keepAlive = setInterval(() => sink.write(': keep-alive\n\n'), EVENT_KEEPALIVE_MS);
+          sink.onClose(() => {
+            clearInterval(keepAlive);
+            streams.delete(sink);
+            if (streams.size === 0 && webhook === undefined) {
+              clearTimeout(linger);
+              linger = setTimeout(stopWatching, WATCH_LINGER_MS);
+            }
+          });
+        },
+      };
+    },
+    close() {
+      clearTimeout(linger);
+      stopWatching();
+      for (const sink of streams) sink.end();
+      webhook?.close();
+    },
+  };
+}
+
+/** A path's stat as a signature, or '' when it is missing or changed too recently to be trusted (isSettled). */
+function settledSignature(file: string): string {
+  const readAtMs = Date.now();
+  const st = fs.statSync(file, { throwIfNoEntry: false });
+  if (st === undefined || !isSettled(st.mtimeMs, readAtMs)) return '';
+  return `${st.dev}:${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}`;
+}
+
+/** One readable line for a chat channel (EVENT_WEBHOOK_FORMAT=discord), with Discord's markdown escaped. */
+export function describeEvent(event: { type: string; [field: string]: unknown }): string {
+  const name = (value: unknown): string => String(value).replace(/[\\*_~`|>#[\]()-]/g, '\\$&').replace(/@/g, '@\u200b');
+  const names = (value: unknown): string => (Array.isArray(value) ? value.map(name).join(', ') : '');
+  let text: string;
+  switch (event.type) {
+    case 'server.started': text = `The Minecraft server started (pid ${event.pid}).`; break;
+    case 'server.stopping': text = 'The Minecraft server is stopping.'; break;
+    case 'server.stopped': text = event.crashed ? `The Minecraft server stopped without shutting down: it crashed or was killed (pid ${event.pid}).` : `The Minecraft server stopped (pid ${event.pid}).`; break;
+    case 'player.joined': text = `${name(event.player)} joined the game.`; break;
+    case 'player.left': text = `${name(event.player)} left the game.`; break;
+    case 'whitelist.changed': {
+      const added = Array.isArray(event.added) && event.added.length > 0 ? `added ${names(event.added)}` : '';
+      const removed = Array.isArray(event.removed) && event.removed.length > 0 ? `removed ${names(event.removed)}` : '';
+      text = `Whitelist: ${[added, removed].filter((part) => part !== '').join('; ')}.`;
+      break;
+    }
+    case 'backup.finished': {
+      const backup = event.backup as { name?: unknown; size?: unknown };
+      text = `Backup finished: ${name(backup.name)} (${String(backup.size)}).`;
+      break;
+    }
+    default: text = `Event ${name(event.type)}.`;
+  }
+  return text.length > DISCORD_CONTENT_MAX_CHARS ? `${text.slice(0, DISCORD_CONTENT_MAX_CHARS - 1)}…` : text;
+}
+
+interface Webhook {
+  deliver(body: string): void;
+  close(): void;
+}
+
+/**
+ * EVENT_WEBHOOK_URL (docs/api.md#webhook): every event POSTed, in order, one at a time; a failure is retried after
+ * 1 s, doubling to 60 s, for 10 minutes, then dropped with a log line. At most 1,000 wait; beyond that the oldest
+ * waiting one is dropped. With EVENT_WEBHOOK_SECRET each body is signed: `X-Signature-256: sha256=<hex HMAC>`.
+ */
+function createWebhook(config: Readonly<Config>): Webhook {
+  const url = new URL(config.webhookUrl!);
+  const queue: Array<{ body: string; firstAttemptMs: number | undefined; failures: number }> = [];
+  let sending = false;
+  let retry: NodeJS.Timeout | undefined;
+  let closed = false;
+
+  const post = (body: string): Promise<number> => new Promise((resolve, reject) => {
+    const headers: Record<string, string> = {
+      'Content-Type': 'application/json',
+      'Content-Length': String(Buffer.byteLength(body)),
+      'User-Agent': `${SERVICE_NAME}/${VERSION}`,
+    };
+    if (config.webhookSecret !== undefined) headers['X-Signature-256'] = `sha256=${createHmac('sha256', config.webhookSecret).update(body).digest('hex')}`;
+    const request = (url.protocol === 'https:' ? httpsRequest : httpRequest)(url, { method: 'POST', headers, timeout: WEBHOOK_TIMEOUT_MS }, (res) => {
+      res.resume(); // the answer's body is not needed, and must not fill memory
+      res.on('end', () => resolve(res.statusCode ?? 0));
+      res.on('error', reject);
+    });
+    // the idle timeout alone lets a receiver that trickles its answer hold every later event
+    const deadline = setTimeout(() => request.destroy(new Error(`no answer within ${WEBHOOK_TIMEOUT_MS / 1000} s`)), WEBHOOK_TIMEOUT_MS);
+    request.on('close', () => clearTimeout(deadline));
+    request.on('timeout', () => request.destroy(new Error('timed out')));
+    request.on('error', reject);
+    request.end(body);
+  });
+
+  const pump = async (): Promise<void> => {
+    if (sending || closed || retry !== undefined || queue.length === 0) return;
+    sending = true;
+    const head = queue[0];
+    head.firstAttemptMs ??= Date.now();
+    let why: string;
+    try {
+      const status = await post(head.body);
+      why = `status ${status}`;
+      if (status >= 200 && status < 300) why = '';
+    } catch (err) {
+      why = describeError(err);
+    }
+    sending = false;
+    if (closed) return;
+    if (why === '' || Date.now() - head.firstAttemptMs >= WEBHOOK_GIVE_UP_MS) {
+      if (why !== '') log(`webhook: an event was dropped after 10 minutes of failed deliveries (last: ${why})`);
+      if (queue[0] === head) queue.shift();
+      return pump();
+    }
+    const waitMs = Math.min(WEBHOOK_FIRST_RETRY_MS * 2 ** head.failures++, WEBHOOK_RETRY_MAX_MS);
+    retry = setTimeout(() => {
+      retry = undefined;
+      void pump();
+    }, waitMs);
+  };
+
+  return {
+    deliver(body) {
+      queue.push({ body, firstAttemptMs: undefined, failures: 0 });
+      if (queue.length > WEBHOOK_QUEUE_MAX) {
+        queue.splice(sending ? 1 : 0, 1); // the oldest that is not being sent
+        log(`webhook: ${WEBHOOK_QUEUE_MAX} events are waiting; the oldest was dropped`);
+      }
+      void pump();
+    },
+    close() {
+      closed = true;
+      clearTimeout(retry);
+      if (queue.length > 0) log(`webhook: ${queue.length} events were not delivered before the daemon stopped`);
+    },
+  };
 }
 
 // ---- Pure parsers and formatters ----
@@ -2164,6 +2766,7 @@ function createHttpServer(host: Host): Server {
   /** The one place a response is written: every reply carries the same headers. `client` is set for writes. */
   const send = (req: IncomingMessage, res: ServerResponse, reply: Reply, client: string | undefined): void => {
     const { status, body, text = false, headers } = reply;
+    if (reply.stream !== undefined) return openStream(req, res, reply.stream, headers);
     const list = [...COMMON_HEADERS];
     if (status !== 204) list.push('Content-Type', text ? TEXT_TYPE : JSON_TYPE, 'Content-Length', String(typeof body === 'string' ? Buffer.byteLength(body) : body.length));
     if (headers !== undefined) for (const name in headers) list.push(name, headers[name]);
@@ -2183,6 +2786,25 @@ function createHttpServer(host: Host): Server {
         clearTimeout(deadline);
       });
     }
+  };
+
+  /** An event stream: the common headers and the stream's own, no length; the stream writes from then on. */
+  const openStream = (req: IncomingMessage, res: ServerResponse, stream: (sink: StreamSink) => void, headers: Record<string, string> = {}): void => {
+    const list = [...COMMON_HEADERS];
+    for (const name in headers) list.push(name, headers[name]);
+    res.writeHead(200, list);
+    if (req.method === 'HEAD') return void res.end();
+    res.flushHeaders();
+    stream({
+      write(text) {
+        if (res.writableEnded || res.destroyed) return;
+        res.write(text);
+        // a reader that does not read would have the events pile up here: it is let go instead (it may reconnect)
+        if ((res.socket?.writableLength ?? 0) > EVENT_STREAM_MAX_PENDING_BYTES) res.destroy();
+      },
+      end: () => res.end(),
+      onClose: (listener) => void res.once('close', listener),
+    });
   };
 
   const fail = (req: IncomingMessage, res: ServerResponse, err: unknown, client: string | undefined): void => {
