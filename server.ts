@@ -85,6 +85,10 @@ const WEBHOOK_GIVE_UP_MS = 10 * 60_000;
 const WEBHOOK_TIMEOUT_MS = 10_000;
 const DISCORD_CONTENT_MAX_CHARS = 2_000;
 
+const JSON_TYPE = 'application/json; charset=utf-8';
+const TEXT_TYPE = 'text/plain; charset=utf-8';
+const METRICS_TYPE = 'text/plain; version=0.0.4; charset=utf-8'; // exactly: Prometheus 3 refuses a scrape without it
+
 const DISABLED_MESSAGE = 'Write endpoints are disabled: no API_KEY is configured.';
 const UNAUTHORIZED_MESSAGE = 'Unauthorized — X-API-Key required for write endpoints.';
 const NO_KEY_WARNING = '[WARN] No API_KEY set — write endpoints are disabled until one is configured.';
@@ -220,35 +224,320 @@ function describeConfig(c: Config): string {
 
 // ---- Routes ----
 
-/** A route of the API. The table below is the only list: dispatch, 405's Allow and GET /api come from it. */
+/** A JSON Schema of the subset the OpenAPI document uses, or the name of one in its components. */
+type Schema = string | { [keyword: string]: unknown };
+
+/** One status a route can answer, as GET /api/openapi.json describes it. */
+interface Answer {
+  description: string;
+  schema: Schema;
+  example: unknown; // a body exactly as the daemon sends it
+  type?: string; // when not JSON
+}
+
+interface Parameter {
+  name: string;
+  in: 'query' | 'header';
+  schema: Schema;
+  description: string;
+}
+
+/**
+ * A route of the API. The table below is the only list: dispatch, 405's Allow, GET /api and the OpenAPI document
+ * all come from it, so a route is described where it is served.
+ */
 interface Route {
   method: 'GET' | 'POST';
   path: string; // exact; no parameters in this API
   auth: boolean; // write routes: 503, then 401, then the body (docs/api.md#write-routes)
   summary: string;
+  description: string;
+  parameters?: readonly Parameter[];
+  body?: Schema; // the JSON request body, when the route reads one
+  answers: Readonly<Record<number, Answer>>;
   handler: (host: Host, request: Request) => Reply | Promise<Reply>;
 }
 
+const failure = (description: string, error: string): Answer => ({ description, schema: 'Error', example: { ok: false, error } });
+const success = (description: string, schema: Schema, example: unknown, type?: string): Answer => ({ description, schema, example, type });
+const BUSY = failure('Replies to slow readers fill the daemon\'s memory bound; try again (Retry-After: 1).', BUSY_MESSAGE);
+const missingOrUnreadable = (name: string): Record<number, Answer> => ({
+  404: failure(`${name} does not exist.`, `${name} not found`),
+  500: failure(`${name} cannot be read or parsed, or is not a regular file.`, `${name} could not be read.`),
+});
+const LINES: Parameter = {
+  name: 'lines', in: 'query', schema: { type: 'integer', minimum: 1 },
+  description: 'How many lines, oldest first: 200 when absent; values above 2000 are clamped to 2000; 0, negatives, fractions, empty or non-numeric values give 400.',
+};
+const LINES_REFUSED = failure('`lines` is not an integer of 1 or more, or is given twice.', 'lines must be an integer from 1 to 2000.');
+const WRITE_ANSWERS: Record<number, Answer> = {
+  401: failure('X-API-Key is missing or wrong.', UNAUTHORIZED_MESSAGE),
+  500: failure('An internal failure, such as `serv` that cannot be started; the cause is in the daemon\'s log.', 'Internal server error'),
+  503: failure('Writes are disabled (no API_KEY), or the daemon is busy.', DISABLED_MESSAGE),
+};
+const BODY_ANSWERS: Record<number, Answer> = {
+  413: failure('The body is larger than 16 KiB.', 'Request body is larger than 16384 bytes.'),
+};
+const PLAYER_BODY: Schema = {
+  type: 'object', required: ['player'],
+  properties: { player: { type: 'string', pattern: '^[A-Za-z0-9_]{1,16}$' } },
+};
+const CONSOLE_ANSWERS: Record<number, Answer> = {
+  409: failure('The game server is not running.', 'Game server is not running.'),
+  503: failure('Writes are disabled, the daemon is busy, or the console is not available (the reason and what to do follow the prefix).',
+    `${CONSOLE_UNAVAILABLE}the tmux session "gameserver" was not found.`),
+};
+const servRoute = (verb: 'start' | 'stop' | 'restart', message: string): Route => ({
+  method: 'POST', path: `/api/server/${verb}`, auth: true,
+  summary: `Issue \`serv ${verb}\``,
+  description: `Starts \`serv ${verb}\` in its own process group and answers once it runs: poll GET /api/status for the result.`,
+  answers: { 200: success('The command was issued.', 'Message', { ok: true, message }), ...WRITE_ANSWERS },
+  handler: (host) => runServ(host, [verb], message),
+});
+const whitelistRoute = (action: 'add' | 'remove'): Route => ({
+  method: 'POST', path: `/api/whitelist/${action}`, auth: true,
+  summary: action === 'add' ? 'Add a player to the whitelist' : 'Remove a player from the whitelist',
+  description: 'While the game runs, `whitelist ' + action + ' <player>` goes to its console and the answer waits up to 5 s for the game\'s verdict; '
+    + 'while it is stopped, whitelist.json is edited atomically (a new entry takes its UUID from the offline rule, usercache.json or the profile lookup).',
+  body: PLAYER_BODY,
+  answers: {
+    200: success('Done, or nothing to do (already listed / not listed).', 'Message', { ok: true, message: action === 'add' ? 'Alex added to whitelist.' : 'Alex removed from whitelist.' }),
+    202: success('Sent to the console; the game has not confirmed it within 5 s.', 'Message', { ok: true, message: `Alex: whitelist ${action} sent; the game server has not confirmed it yet.` }),
+    400: failure('`player` is missing or not 1 to 16 characters from A-Z, a-z, 0-9 and _, or the body is not a JSON object.', 'player must be 1 to 16 characters from A-Z, a-z, 0-9 and _.'),
+    404: failure('No such Minecraft account (the game\'s verdict), or whitelist.json is missing while the game is stopped.', 'Alex is not a Minecraft account.'),
+    502: failure('The profile lookup failed or knows no such name; nothing was changed.', 'The profile lookup failed; nothing was changed.'),
+    ...BODY_ANSWERS, ...WRITE_ANSWERS, ...CONSOLE_ANSWERS,
+  },
+  handler: (host, request) => postWhitelistEdit(host, request, action),
+});
+
 const routes: readonly Route[] = [
-  { method: 'GET', path: '/', auth: false, summary: 'The host report as text', handler: getReportText },
-  { method: 'GET', path: '/api', auth: false, summary: 'This index of routes', handler: getIndex },
-  { method: 'GET', path: '/api/status', auth: false, summary: 'The game server process', handler: getStatus },
-  { method: 'GET', path: '/api/players/online', auth: false, summary: 'Players online, from latest.log', handler: getOnlinePlayers },
-  { method: 'GET', path: '/api/players/whitelist', auth: false, summary: 'whitelist.json as stored', handler: getWhitelist },
-  { method: 'GET', path: '/api/logs/latest', auth: false, summary: 'The last lines of latest.log', handler: getLatestLog },
-  { method: 'GET', path: '/api/logs/snapshot', auth: false, summary: 'The last lines of the snapshot log', handler: getSnapshotLog },
-  { method: 'GET', path: '/api/backups', auth: false, summary: 'The .tar.gz backups, newest first', handler: getBackups },
-  { method: 'GET', path: '/api/properties', auth: false, summary: 'server.properties, secrets redacted', handler: getProperties },
-  { method: 'GET', path: '/api/report', auth: false, summary: 'The host report as JSON', handler: getReportJson },
-  { method: 'GET', path: '/api/events', auth: false, summary: 'Live events as Server-Sent Events', handler: (host, request) => host.events.open(request) },
-  { method: 'POST', path: '/api/server/start', auth: true, summary: 'Issue `serv start`', handler: (host) => runServ(host, ['start'], 'Server start command issued.') },
-  { method: 'POST', path: '/api/server/stop', auth: true, summary: 'Issue `serv stop`', handler: (host) => runServ(host, ['stop'], 'Server stop command issued.') },
-  { method: 'POST', path: '/api/server/restart', auth: true, summary: 'Issue `serv restart`', handler: (host) => runServ(host, ['restart'], 'Server restart command issued.') },
-  { method: 'POST', path: '/api/command', auth: true, summary: 'Type a command into the game console', handler: postCommand },
-  { method: 'POST', path: '/api/whitelist/add', auth: true, summary: 'Add a player to the whitelist', handler: (host, request) => postWhitelistEdit(host, request, 'add') },
-  { method: 'POST', path: '/api/whitelist/remove', auth: true, summary: 'Remove a player from the whitelist', handler: (host, request) => postWhitelistEdit(host, request, 'remove') },
-  { method: 'POST', path: '/api/backup', auth: true, summary: 'Run `serv backup -s` in the background', handler: postBackup },
+  {
+    method: 'GET', path: '/', auth: false, summary: 'The host report as text',
+    description: 'The standard output of REPORT_SCRIPT, from at most one run at a time, reused for 5 s; failures are text too.',
+    answers: {
+      200: success('The report.', { type: 'string' }, 'Gameserver host report\n', TEXT_TYPE),
+      500: success('The script could not start, printed nothing, or ran over 10 s.', { type: 'string' }, 'The report script timed out after 10 s.', TEXT_TYPE),
+      503: BUSY,
+    },
+    handler: getReportText,
+  },
+  {
+    method: 'GET', path: '/api', auth: false, summary: 'The index of routes',
+    description: 'Every route of the table with whether it needs the key; GET /api/openapi.json describes them in full.',
+    answers: { 200: success('The index.', 'Index', { ok: true, service: SERVICE_NAME, version: VERSION, endpoints: [{ method: 'GET', route: '/api/status', auth_required: false }] }), 503: BUSY },
+    handler: getIndex,
+  },
+  {
+    method: 'GET', path: '/api/status', auth: false, summary: 'The game server process',
+    description: 'Whether the game\'s Java process runs, with its pid, uptime, memory and version. At most 100 ms old.',
+    answers: { 200: success('The process, or online false.', 'Status', { ok: true, online: true, pid: 4242, uptime: '49:03:07', memory: '12.3%', version: 'git-Paper-211 (MC: 1.21.4)' }), 503: BUSY },
+    handler: getStatus,
+  },
+  {
+    method: 'GET', path: '/api/players/online', auth: false, summary: 'Players online',
+    description: 'Who is online by the join and leave lines of latest.log; fresh on every request.',
+    answers: {
+      200: success('The players, or online false.', 'Players', { ok: true, online: true, count: 2, players: ['Alex', '.Bramble_Crest'] }),
+      500: failure('latest.log cannot be read or is not a regular file.', 'latest.log is not a regular file.'),
+      503: BUSY,
+    },
+    handler: getOnlinePlayers,
+  },
+  {
+    method: 'GET', path: '/api/players/whitelist', auth: false, summary: 'The whitelist as stored',
+    description: 'The entries of whitelist.json exactly as stored. At most 100 ms old.',
+    answers: {
+      200: success('The entries.', 'Whitelist', { ok: true, count: 1, whitelist: [{ uuid: 'b50ad385-829d-3141-a216-7e7d7539ba7f', name: 'Notch' }] }),
+      ...missingOrUnreadable('whitelist.json'), 503: BUSY,
+    },
+    handler: getWhitelist,
+  },
+  {
+    method: 'GET', path: '/api/logs/latest', auth: false, summary: 'The last lines of latest.log',
+    description: 'Addresses are masked as <ip> unless the valid X-API-Key is sent. At most 100 ms old.',
+    parameters: [LINES],
+    answers: {
+      200: success('The lines, oldest first.', 'LogTail', { ok: true, file: 'latest.log', lines: ['[12:00:01] [Server thread/INFO]: Alex joined the game'] }),
+      400: LINES_REFUSED, ...missingOrUnreadable('latest.log'), 503: BUSY,
+    },
+    handler: getLatestLog,
+  },
+  {
+    method: 'GET', path: '/api/logs/snapshot', auth: false, summary: 'The last lines of the snapshot log',
+    description: 'The file is SNAPSHOT_LOG; `file` is always /var/log/gameserver_snapshot.log. Addresses masked as for latest.log.',
+    parameters: [LINES],
+    answers: {
+      200: success('The lines, oldest first.', 'LogTail', { ok: true, file: '/var/log/gameserver_snapshot.log', lines: ['[2026-11-20 03:00:04] snapshot created: snapshot_2026-11-20_03-00-00.tar.gz (4.0K)'] }),
+      400: LINES_REFUSED, ...missingOrUnreadable('gameserver_snapshot.log'), 503: BUSY,
+    },
+    handler: getSnapshotLog,
+  },
+  {
+    method: 'GET', path: '/api/backups', auth: false, summary: 'The .tar.gz backups, newest first',
+    description: 'Only `.tar.gz` regular files of BACKUP_DIR, typed by their name. At most 100 ms old.',
+    answers: {
+      200: success('The archives.', 'Backups', { ok: true, count: 1, backups: [{ name: 'snapshot_2026-11-20_03-00-00.tar.gz', type: 'snapshot', size: '1.50 MB', bytes: 1572864, created: '2026-11-20T03:00:04.000Z' }] }),
+      404: failure('BACKUP_DIR does not exist.', 'backups not found'),
+      500: failure('BACKUP_DIR is not a readable folder.', 'backups could not be read.'),
+      503: BUSY,
+    },
+    handler: getBackups,
+  },
+  {
+    method: 'GET', path: '/api/properties', auth: false, summary: 'server.properties as a map',
+    description: 'Read as Java reads it. Secrets (rcon.password, management-server-secret, text-filtering-config, level-seed, keys ending in password or secret) are "<redacted>" unless the valid X-API-Key is sent. At most 100 ms old.',
+    answers: {
+      200: success('The properties.', 'Properties', { ok: true, properties: { motd: '§6A Minecraft Server', 'online-mode': 'true', 'rcon.password': '<redacted>' } }),
+      ...missingOrUnreadable('server.properties'), 503: BUSY,
+    },
+    handler: getProperties,
+  },
+  {
+    method: 'GET', path: '/api/report', auth: false, summary: 'The host report as JSON',
+    description: 'The same report as GET /, wrapped.',
+    answers: {
+      200: success('The report.', 'Report', { ok: true, report: 'Gameserver host report\n' }),
+      500: failure('The script could not start, printed nothing, or ran over 10 s.', 'The report script printed nothing.'),
+      503: BUSY,
+    },
+    handler: getReportJson,
+  },
+  {
+    method: 'GET', path: '/api/events', auth: false, summary: 'Live events (Server-Sent Events)',
+    description: 'Unnamed events with an id and one data line of JSON {type, time, ...}: server.started, server.stopping, server.stopped, '
+      + 'player.joined, player.left, whitelist.changed, backup.finished, and stream.reset after an unknown Last-Event-ID. A comment every 15 s; at most 64 streams.',
+    parameters: [
+      { name: 'Last-Event-ID', in: 'header', schema: { type: 'string' }, description: 'The last id received: the events after it are sent first.' },
+      { name: 'lastEventId', in: 'query', schema: { type: 'string' }, description: 'The same, for clients that cannot send headers.' },
+    ],
+    answers: {
+      200: success('The stream.', { type: 'string' }, 'retry: 3000\n\nid: 1a2b-1\ndata: {"type":"player.joined","time":"2026-11-25T12:00:00.000Z","player":"Alex"}\n\n', 'text/event-stream; charset=utf-8'),
+      503: failure('64 streams are open already, or the daemon is busy.', 'Too many event streams are open; try again later.'),
+    },
+    handler: (host, request) => host.events.open(request),
+  },
+  {
+    method: 'GET', path: '/metrics', auth: false, summary: 'Prometheus metrics',
+    description: 'The game (up, process, players, whitelist, version, backups) and the daemon (build, requests, process) in the Prometheus text format. At most 100 ms old.',
+    answers: { 200: success('The metrics.', { type: 'string' }, '# HELP minecraft_up Whether the game server\'s Java process runs (1) or not (0).\n# TYPE minecraft_up gauge\nminecraft_up 1\n', METRICS_TYPE), 503: BUSY },
+    handler: getMetrics,
+  },
+  {
+    method: 'GET', path: '/api/openapi.json', auth: false, summary: 'This API as an OpenAPI 3.1 document',
+    description: 'Generated from the route table that serves the requests.',
+    answers: { 200: success('The document.', { type: 'object', required: ['openapi', 'info', 'paths'] }, { openapi: '3.1.0', info: { title: SERVICE_NAME, version: VERSION }, paths: {} }), 503: BUSY },
+    handler: getOpenApi,
+  },
+  servRoute('start', 'Server start command issued.'),
+  servRoute('stop', 'Server stop command issued.'),
+  servRoute('restart', 'Server restart command issued.'),
+  {
+    method: 'POST', path: '/api/command', auth: true, summary: 'Type a command into the game console',
+    description: 'The command, trimmed, goes literally to the game\'s tmux pane, then Enter. With "output": true the answer waits for the lines the game logs in reply.',
+    body: {
+      type: 'object', required: ['command'],
+      properties: { command: { type: 'string', minLength: 1, maxLength: 1000 }, output: { type: 'boolean' } },
+    },
+    answers: {
+      200: success('Delivered; with output, the reply lines.', 'CommandSent', { ok: true, message: 'Command sent: list', output: ['There are 1 of a max of 20 players online: Alex'] }),
+      400: failure('`command` is missing, not a string, too long, or holds a forbidden or control character; `output` is not a boolean; or the body is not a JSON object.',
+        'command must not contain ; & | ` $ ( ) { } [ ] < > \\ or control characters.'),
+      429: failure('Eight commands are already waiting for their output.', 'Too many commands waiting for output; try again.'),
+      ...BODY_ANSWERS, ...WRITE_ANSWERS, ...CONSOLE_ANSWERS,
+    },
+    handler: postCommand,
+  },
+  whitelistRoute('add'),
+  whitelistRoute('remove'),
+  {
+    method: 'POST', path: '/api/backup', auth: true, summary: 'Run `serv backup -s` in the background',
+    description: 'Answers once `serv backup -s` runs; the archive appears in GET /api/backups (and as backup.finished) when it is done.',
+    answers: {
+      200: success('The backup was launched.', 'Message', { ok: true, message: 'Backup triggered. Check /api/backups shortly.' }),
+      409: failure('A backup is already running on the host.', 'A backup is already running.'),
+      ...WRITE_ANSWERS,
+    },
+    handler: postBackup,
+  },
 ];
+
+// The schemas the routes' answers name (docs/api.md describes each field).
+const SCHEMAS: Record<string, Schema> = {
+  Error: {
+    type: 'object', required: ['ok', 'error'], additionalProperties: false,
+    properties: { ok: { const: false }, error: { type: 'string' } },
+  },
+  Message: {
+    type: 'object', required: ['ok', 'message'], additionalProperties: false,
+    properties: { ok: { const: true }, message: { type: 'string' } },
+  },
+  CommandSent: {
+    type: 'object', required: ['ok', 'message'], additionalProperties: false,
+    properties: { ok: { const: true }, message: { type: 'string' }, output: { type: 'array', maxItems: 100, items: { type: 'string' } } },
+  },
+  Index: {
+    type: 'object', required: ['ok', 'service', 'version', 'endpoints'], additionalProperties: false,
+    properties: {
+      ok: { const: true }, service: { const: SERVICE_NAME }, version: { type: 'string', pattern: '^\\d+\\.\\d+\\.\\d+$' },
+      endpoints: {
+        type: 'array',
+        items: {
+          type: 'object', required: ['method', 'route', 'auth_required'], additionalProperties: false,
+          properties: { method: { enum: ['GET', 'POST'] }, route: { type: 'string' }, auth_required: { type: 'boolean' } },
+        },
+      },
+    },
+  },
+  Status: {
+    oneOf: [
+      { type: 'object', required: ['ok', 'online'], additionalProperties: false, properties: { ok: { const: true }, online: { const: false } } },
+      {
+        type: 'object', required: ['ok', 'online', 'pid', 'uptime', 'memory'], additionalProperties: false,
+        properties: {
+          ok: { const: true }, online: { const: true }, pid: { type: 'integer', minimum: 1 },
+          uptime: { type: 'string', pattern: '^\\d+:[0-5]\\d:[0-5]\\d$' }, memory: { type: 'string', pattern: '^\\d{1,2}\\.\\d%$' }, version: { type: 'string' },
+        },
+      },
+    ],
+  },
+  Players: {
+    oneOf: [
+      { type: 'object', required: ['ok', 'online', 'players'], additionalProperties: false, properties: { ok: { const: true }, online: { const: false }, players: { type: 'array', maxItems: 0 } } },
+      {
+        type: 'object', required: ['ok', 'online', 'count', 'players'], additionalProperties: false,
+        properties: { ok: { const: true }, online: { const: true }, count: { type: 'integer', minimum: 0 }, players: { type: 'array', items: { type: 'string' } } },
+      },
+    ],
+  },
+  Whitelist: {
+    type: 'object', required: ['ok', 'count', 'whitelist'], additionalProperties: false,
+    properties: { ok: { const: true }, count: { type: 'integer', minimum: 0 }, whitelist: { type: 'array', items: { type: 'object' } } },
+  },
+  LogTail: {
+    type: 'object', required: ['ok', 'file', 'lines'], additionalProperties: false,
+    properties: { ok: { const: true }, file: { enum: ['latest.log', '/var/log/gameserver_snapshot.log'] }, lines: { type: 'array', maxItems: LINES_MAX, items: { type: 'string' } } },
+  },
+  Backup: {
+    type: 'object', required: ['name', 'type', 'size', 'bytes', 'created'], additionalProperties: false,
+    properties: {
+      name: { type: 'string', pattern: '\\.tar\\.gz$' }, type: { enum: ['snapshot', 'full_backup', 'restore_undo', 'archive'] },
+      size: { type: 'string', pattern: '^\\d+\\.\\d\\d (B|KB|MB|GB|TB)$' }, bytes: { type: 'integer', minimum: 0 }, created: { type: 'string', format: 'date-time' },
+    },
+  },
+  Backups: {
+    type: 'object', required: ['ok', 'count', 'backups'], additionalProperties: false,
+    properties: { ok: { const: true }, count: { type: 'integer', minimum: 0 }, backups: { type: 'array', items: 'Backup' } },
+  },
+  Properties: {
+    type: 'object', required: ['ok', 'properties'], additionalProperties: false,
+    properties: { ok: { const: true }, properties: { type: 'object', additionalProperties: { type: 'string' } } },
+  },
+  Report: {
+    type: 'object', required: ['ok', 'report'], additionalProperties: false,
+    properties: { ok: { const: true }, report: { type: 'string' } },
+  },
+};
 
 // path → method → route. A duplicate is a programming error: fail at load, like Go's ServeMux.
 const table = new Map<string, Map<string, Route>>();
@@ -268,13 +557,50 @@ function allowHeader(methods: Iterable<string>): string {
 const allowByPath = new Map([...table].map(([pathname, byMethod]) => [pathname, allowHeader(byMethod.keys())]));
 const ALLOW_ANY = allowHeader(routes.map((r) => r.method));
 
+/** The OpenAPI 3.1 document of the route table (docs/api.md#openapi-description). */
+function describeApi(): object {
+  const schemaOf = (schema: Schema): object => (typeof schema === 'string' ? { $ref: `#/components/schemas/${schema}` } : refsIn(schema));
+  // a schema names another by a bare string wherever a schema may stand (`items: 'Backup'`)
+  const refsIn = (schema: { [keyword: string]: unknown }): object => Object.fromEntries(Object.entries(schema).map(([keyword, value]) => {
+    if (keyword === 'items' || keyword === 'additionalProperties') return [keyword, typeof value === 'object' || typeof value === 'string' ? schemaOf(value as Schema) : value];
+    if (keyword === 'properties') return [keyword, Object.fromEntries(Object.entries(value as Record<string, Schema>).map(([name, sub]) => [name, schemaOf(sub)]))];
+    if (keyword === 'oneOf') return [keyword, (value as Schema[]).map(schemaOf)];
+    return [keyword, value];
+  }));
+  const paths: Record<string, Record<string, object>> = {};
+  for (const route of routes) {
+    const operation: Record<string, unknown> = {
+      summary: route.summary,
+      description: route.description,
+      responses: Object.fromEntries(Object.entries(route.answers).map(([status, answer]) => [status, {
+        description: answer.description,
+        // the bare media type, as client generators look it up; the daemon adds `charset=utf-8`
+        content: { [(answer.type ?? JSON_TYPE).split(';')[0]]: { schema: schemaOf(answer.schema), example: answer.example } },
+      }])),
+    };
+    if (route.parameters !== undefined) operation.parameters = route.parameters.map((p) => ({ name: p.name, in: p.in, description: p.description, schema: schemaOf(p.schema) }));
+    if (route.body !== undefined) operation.requestBody = { required: true, content: { 'application/json': { schema: schemaOf(route.body) } } };
+    if (route.auth) operation.security = [{ apiKey: [] }];
+    (paths[route.path] ??= {})[route.method.toLowerCase()] = operation;
+  }
+  return {
+    openapi: '3.1.0',
+    info: { title: SERVICE_NAME, version: VERSION, description: 'An HTTP/JSON API for one Minecraft (Java Edition) server host. GET routes are public; POST routes need X-API-Key.' },
+    paths,
+    components: {
+      schemas: Object.fromEntries(Object.entries(SCHEMAS).map(([name, schema]) => [name, schemaOf(typeof schema === 'string' ? { $ref: schema } : schema)])),
+      securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key' } },
+    },
+  };
+}
+
 // ---- Route handlers ----
 
 /** What a handler answers. `outcome` is what the write log prints: the message, or the error. */
 interface Reply {
   status: number;
-  body: string | Buffer; // serialised JSON, or the text of a text/plain reply
-  text?: boolean;
+  body: string | Buffer; // serialised JSON, or text of `type`
+  type?: string; // the content type when not JSON
   headers?: Record<string, string>;
   outcome?: string;
   stream?: (sink: StreamSink) => void; // an event stream: the headers are written, then it writes on its own
@@ -307,6 +633,17 @@ const indexReply: Reply = json({
 
 function getIndex(): Reply {
   return indexReply;
+}
+
+// The document does not change while the daemon runs: built and serialised once
+const openApiReply: Reply = json(describeApi());
+
+function getOpenApi(): Reply {
+  return openApiReply;
+}
+
+function getMetrics(host: Host): Reply | Promise<Reply> {
+  return host.shared('metrics', () => host.metrics.render().then((text) => ({ status: 200, body: text, type: METRICS_TYPE })));
 }
 
 function getStatus(host: Host): Reply {
@@ -375,10 +712,10 @@ function getTail(host: Host, { search, reveal }: Request, file: string, shownAs:
 
 async function getReportText(host: Host): Promise<Reply> {
   try {
-    return { status: 200, body: await host.report.read(), text: true };
+    return { status: 200, body: await host.report.read(), type: TEXT_TYPE };
   } catch (err) {
     // docs/api.md#get-: GET / fails as text/plain, like it succeeds
-    if (err instanceof HttpError) return { status: err.status, body: err.message, text: true };
+    if (err instanceof HttpError) return { status: err.status, body: err.message, type: TEXT_TYPE };
     throw err;
   }
 }
@@ -459,6 +796,7 @@ interface Host {
   console: GameConsole;
   whitelist: WhitelistEditor;
   events: Events;
+  metrics: Metrics;
 }
 
 export interface Daemon {
@@ -489,6 +827,7 @@ export function createDaemon(config: Readonly<Config>): Daemon {
     console: gameConsole,
     whitelist: createWhitelistEditor(config, game, gameConsole),
     events,
+    metrics: createMetrics(config, clock, game, presence),
   };
   const server = createHttpServer(host);
   let closing: Promise<void> | undefined;
@@ -576,6 +915,8 @@ interface Clock {
   secondsSinceBoot(): number;
   /** When a process that started `startTicks` after boot started, on the wall clock. */
   startedAtMs(startTicks: number): number;
+  /** The same in whole clock ticks from `btime`: the same figure at every call, as a metric must be. */
+  startTimeSeconds(startTicks: number): number;
   close(): Promise<void>;
 }
 
@@ -598,6 +939,8 @@ function readClock(): Clock {
     pageSizeBytes: pageKb * 1024,
     secondsSinceBoot,
     startedAtMs: (startTicks) => Date.now() - (secondsSinceBoot() - startTicks / CLOCK_TICKS_PER_SECOND) * 1000,
+    // btime moves only when the wall clock is set; a suspend leaves it as it is, like the start ticks
+    startTimeSeconds: (startTicks) => Number(readProcText('/proc/stat', 64 * 1024).match(/^btime (\d+)$/m)?.[1]) + startTicks / CLOCK_TICKS_PER_SECOND,
     close: async () => fs.closeSync(uptimeFd),
   };
 }
@@ -707,6 +1050,8 @@ interface ProcStat {
   pgrp: number;
   ttyNr: number;
   tpgid: number;
+  utimeTicks: number;
+  stimeTicks: number;
   startTicks: number;
 }
 
@@ -730,6 +1075,8 @@ function parseProcStat(pid: number, stat: string): ProcStat {
     pgrp: Number(fields[2]),
     ttyNr: Number(fields[4]),
     tpgid: Number(fields[5]),
+    utimeTicks: Number(fields[11]),
+    stimeTicks: Number(fields[12]),
     startTicks: Number(fields[19]),
   };
 }
@@ -2288,6 +2635,125 @@ function createWebhook(config: Readonly<Config>): Webhook {
   };
 }
 
+// ---- Metrics ----
+
+interface Metrics {
+  /** Counts a response by route (the table's path, or `other`), method and status. */
+  count(req: IncomingMessage | undefined, status: number): void;
+  /** The Prometheus text exposition (docs/api.md#metrics). */
+  render(): Promise<string>;
+}
+
+const KNOWN_METHODS = new Set(['GET', 'HEAD', 'POST', 'OPTIONS', 'PUT', 'DELETE', 'PATCH', 'CONNECT', 'TRACE']);
+
+/**
+ * GET /metrics: what the routes show, for a scraper. A value that cannot be known is left out, never 0: with the
+ * game stopped the minecraft_process_* samples, with no archive the minecraft_backup_last_* ones. Its cost does not
+ * grow with the log (presence parses appends only) or the backup folder (listed again only when the folder changes).
+ */
+function createMetrics(config: Readonly<Config>, clock: Clock, game: GameFinder, presence: Presence): Metrics {
+  const requests = new Map<string, number>();
+  const daemonStartSeconds = clock.startTimeSeconds(parseProcStat(process.pid, readProcText('/proc/self/stat', 4096)).startTicks);
+  let backups: { signature: string; count: number; newest: BackupEntry | undefined } | undefined;
+
+  const backupSummary = (): { count: number; newest: BackupEntry | undefined } | undefined => {
+    const signature = settledSignature(config.backupDir);
+    if (signature === '' || signature !== backups?.signature) {
+      let listing: ReturnType<typeof listBackups>;
+      try {
+        listing = listBackups(config.backupDir);
+      } catch {
+        backups = undefined;
+        return undefined;
+      }
+      backups = { signature, count: listing.count, newest: listing.backups[0] };
+      return backups;
+    }
+    // the folder is as it was, but its newest archive may still be growing
+    const newest = backups.newest === undefined ? undefined : fs.statSync(path.join(config.backupDir, backups.newest.name), { throwIfNoEntry: false });
+    if (backups.newest !== undefined && newest?.isFile()) Object.assign(backups.newest, { bytes: newest.size, created: new Date(newest.mtimeMs).toISOString() });
+    return backups;
+  };
+
+  return {
+    count(req, status) {
+      const [pathname] = splitTarget(req?.url ?? '');
+      const route = table.has(pathname) ? pathname : 'other';
+      const method = req?.method !== undefined && KNOWN_METHODS.has(req.method) ? req.method : 'other';
+      const key = `${route} ${method} ${status}`;
+      requests.set(key, (requests.get(key) ?? 0) + 1);
+    },
+    async render() {
+      const out: string[] = [];
+      const family = (name: string, type: 'gauge' | 'counter', help: string, samples: Array<[Record<string, string>, number]>): void => {
+        if (samples.length === 0) return;
+        out.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`);
+        for (const [labels, value] of samples) out.push(`${name}${formatLabels(labels)} ${value}`);
+      };
+      const running = game.find();
+      const stat = running === undefined ? undefined : readProcStat(running.pid);
+      let players: string[] = [];
+      if (running !== undefined) {
+        try {
+          players = [...(await presence.read(running)).players];
+        } catch {
+          players = []; // an unreadable log: nobody is known to be online
+        }
+      }
+      const known = <T>(read: () => T): T | undefined => {
+        try {
+          return read();
+        } catch {
+          return undefined;
+        }
+      };
+      const maxPlayers = Number(known(() => readServerProperties(config))?.['max-players']);
+      const whitelist = known(() => readWhitelist(config));
+      const version = readGameVersion(config);
+      const archives = backupSummary();
+
+      family('minecraft_up', 'gauge', 'Whether the game server\'s Java process runs (1) or not (0).', [[{}, running === undefined ? 0 : 1]]);
+      if (running !== undefined && stat !== undefined) {
+        family('minecraft_process_start_time_seconds', 'gauge', 'When the game server\'s Java process started, in seconds since the Unix epoch.', [[{}, clock.startTimeSeconds(running.startTicks)]]);
+        family('minecraft_process_resident_memory_bytes', 'gauge', 'Resident memory of the game server\'s Java process in bytes.', [[{}, running.residentBytes]]);
+        family('minecraft_process_cpu_seconds_total', 'counter', 'CPU time of the game server\'s Java process (user and system) in seconds.', [[{}, (stat.utimeTicks + stat.stimeTicks) / CLOCK_TICKS_PER_SECOND]]);
+      }
+      family('minecraft_players_online', 'gauge', 'Players online, from the join and leave lines of latest.log.', [[{}, players.length]]);
+      if (Number.isInteger(maxPlayers)) family('minecraft_players_max', 'gauge', 'max-players of server.properties.', [[{}, maxPlayers]]);
+      family('minecraft_player_online', 'gauge', 'One sample of 1 for each player online.', players.map((player): [Record<string, string>, number] => [{ player }, 1]));
+      if (whitelist !== undefined) family('minecraft_whitelist_players', 'gauge', 'Entries of whitelist.json.', [[{}, whitelist.length]]);
+      if (version !== undefined) family('minecraft_version_info', 'gauge', 'The game server version of version_history.json.', [[{ version }, 1]]);
+      if (archives !== undefined) {
+        family('minecraft_backups', 'gauge', '.tar.gz archives in the backup folder.', [[{}, archives.count]]);
+        if (archives.newest !== undefined) {
+          family('minecraft_backup_last_timestamp_seconds', 'gauge', 'Modification time of the newest archive, in seconds since the Unix epoch.', [[{}, Date.parse(archives.newest.created) / 1000]]);
+          family('minecraft_backup_last_size_bytes', 'gauge', 'Size of the newest archive in bytes.', [[{}, archives.newest.bytes]]);
+        }
+      }
+      family('gameserver_api_build_info', 'gauge', 'The gameserver-api version, as a label.', [[{ version: VERSION }, 1]]);
+      family('gameserver_api_http_requests_total', 'counter', 'HTTP responses by route (the table\'s path, or other), method and status.',
+        [...requests].sort().map(([key, value]): [Record<string, string>, number] => {
+          const [route, method, code] = key.split(' ');
+          return [{ route, method, code }, value];
+        }));
+      const cpu = process.cpuUsage();
+      family('process_cpu_seconds_total', 'counter', 'Total user and system CPU time spent in seconds.', [[{}, (cpu.user + cpu.system) / 1e6]]);
+      family('process_resident_memory_bytes', 'gauge', 'Resident memory size in bytes.', [[{}, process.memoryUsage.rss()]]);
+      family('process_start_time_seconds', 'gauge', 'Start time of the process since unix epoch in seconds.', [[{}, daemonStartSeconds]]);
+      family('process_open_fds', 'gauge', 'Number of open file descriptors.', [[{}, fs.readdirSync('/proc/self/fd').length]]);
+      const maxFds = Number(readProcText('/proc/self/limits', 4096).match(/^Max open files\s+(\d+)/m)?.[1]);
+      if (Number.isInteger(maxFds)) family('process_max_fds', 'gauge', 'Maximum number of open file descriptors.', [[{}, maxFds]]);
+      return `${out.join('\n')}\n`;
+    },
+  };
+}
+
+/** `{name="value",…}` with the text format's escapes (backslash, quote, line feed), or '' without labels. */
+export function formatLabels(labels: Record<string, string>): string {
+  const pairs = Object.entries(labels).map(([name, value]) => `${name}="${value.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n')}"`);
+  return pairs.length === 0 ? '' : `{${pairs.join(',')}}`;
+}
+
 // ---- Pure parsers and formatters ----
 
 /** `java.util.Properties.load` on the bytes Minecraft reads: strict UTF-8, else the whole file as ISO-8859-1. */
@@ -2664,8 +3130,6 @@ const COMMON_HEADERS: readonly string[] = [
   'Cache-Control', 'no-store',
   'X-Content-Type-Options', 'nosniff',
 ];
-const JSON_TYPE = 'application/json; charset=utf-8';
-const TEXT_TYPE = 'text/plain; charset=utf-8';
 
 function errorReply(status: number, message: string, headers: Record<string, string> = {}): Reply {
   return { status, body: JSON.stringify({ ok: false, error: message }), headers, outcome: message };
@@ -2765,10 +3229,11 @@ function createHttpServer(host: Host): Server {
 
   /** The one place a response is written: every reply carries the same headers. `client` is set for writes. */
   const send = (req: IncomingMessage, res: ServerResponse, reply: Reply, client: string | undefined): void => {
-    const { status, body, text = false, headers } = reply;
+    const { status, body, headers } = reply;
+    host.metrics.count(req, status);
     if (reply.stream !== undefined) return openStream(req, res, reply.stream, headers);
     const list = [...COMMON_HEADERS];
-    if (status !== 204) list.push('Content-Type', text ? TEXT_TYPE : JSON_TYPE, 'Content-Length', String(typeof body === 'string' ? Buffer.byteLength(body) : body.length));
+    if (status !== 204) list.push('Content-Type', reply.type ?? JSON_TYPE, 'Content-Length', String(typeof body === 'string' ? Buffer.byteLength(body) : body.length));
     if (headers !== undefined) for (const name in headers) list.push(name, headers[name]);
     // once the daemon stops listening, no connection is kept for a next request
     if (!server.listening && headers?.Connection === undefined) list.push('Connection', 'close');
@@ -2846,7 +3311,8 @@ function createHttpServer(host: Host): Server {
   server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => handle(req, res, true));
   server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => fail(req, res, new HttpError(417, 'Expectation failed', { Connection: 'close' }), req.method === 'POST' ? req.socket.remoteAddress ?? '-' : undefined));
   // CONNECT targets a proxy, which this is not; without a listener Node would close the socket unanswered
-  server.on('connect', (_req: IncomingMessage, socket: Socket) => {
+  server.on('connect', (req: IncomingMessage, socket: Socket) => {
+    host.metrics.count(req, 405);
     socket.on('error', () => undefined);
     socket.end(rawErrorResponse(405, 'Method not allowed', ['Allow', ALLOW_ANY]));
   });
@@ -2856,6 +3322,7 @@ function createHttpServer(host: Host): Server {
     const pending = (socket as unknown as { _httpMessage?: ServerResponse | null })._httpMessage;
     if (err.code === 'ECONNRESET' || !socket.writable || pending?.headersSent === true) return void socket.destroy();
     const [status, message] = CLIENT_ERRORS[err.code ?? ''] ?? [400, 'Bad request'];
+    host.metrics.count(undefined, status);
     socket.end(rawErrorResponse(status, message));
   });
   return server;
