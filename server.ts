@@ -43,7 +43,6 @@ const TIMESTAMP_GRANULARITY_MS = 50; // coarse (jiffy) file timestamps before Li
 const SHARED_ANSWER_MAX_AGE_MS = 50;
 const SHARED_ANSWERS_KEPT = 16; // distinct answers (route, lines, key or not) held at once
 const SHARED_ANSWER_MAX_BYTES = 1024 * 1024; // a larger answer (a tail of long lines) is never held
-const PROCESS_SCAN_MAX_AGE_MS = 50; // a scan that found no game is reused this long while no process was created
 const REPORT_TIMEOUT_MS = 10_000;
 const REPORT_REUSE_MS = 5_000;
 const REPORT_MAX_BYTES = 1024 * 1024;
@@ -979,7 +978,7 @@ function createGameFinder(config: Readonly<Config>, clock: Clock): GameFinder {
   const realServerDir = fs.realpathSync(config.serverDir);
   const buffer = Buffer.allocUnsafe(4096);
   let followed: { fd: number; game: GameProcess; checkedAtMs: number } | undefined;
-  let lastScan = { atMs: -Infinity, lastPid: '' };
+  let lastScanAtMs = -Infinity;
 
   const forget = (): void => {
     if (followed !== undefined) fs.closeSync(followed.fd);
@@ -1028,19 +1027,13 @@ function createGameFinder(config: Readonly<Config>, clock: Clock): GameFinder {
     find({ fresh = false } = {}) {
       const known = check(fresh);
       if (known !== undefined) return known;
-      // no fork since the last scan (last pid of /proc/loadavg) and a recent scan: nothing new can be java
-      const lastPid = lastCreatedPid();
-      if (!fresh && lastPid === lastScan.lastPid && performance.now() - lastScan.atMs < PROCESS_SCAN_MAX_AGE_MS) return undefined;
-      lastScan = { atMs: performance.now(), lastPid };
+      // a scan reads every process of the host: one that found no game serves reads for 50 ms
+      if (!fresh && performance.now() - lastScanAtMs < SHARED_ANSWER_MAX_AGE_MS) return undefined;
+      lastScanAtMs = performance.now();
       return scan();
     },
     close: async () => forget(),
   };
-}
-
-/** The newest PID the kernel handed out (last field of /proc/loadavg). */
-function lastCreatedPid(): string {
-  return readProcText('/proc/loadavg', 128).trim().split(' ').pop() ?? '';
 }
 
 interface ProcStat {
