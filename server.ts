@@ -2273,6 +2273,7 @@ interface Events {
 
 /** What the watcher knows of the host, to tell a change from the state it started with. */
 interface Baseline {
+  ready: boolean; // the first look is done: what was there before it is the starting state, not news
   game: GameProcess | undefined;
   stopping: boolean; // the game's log said it is stopping: its end is no crash
   online: Set<string>;
@@ -2315,7 +2316,7 @@ function createEvents(config: Readonly<Config>, game: GameFinder, presence: Pres
 
   const onPresenceChange = (change: PresenceChange, gameId: string): void => {
     const baseline = watching?.baseline;
-    if (baseline === undefined) return;
+    if (baseline === undefined || !baseline.ready) return;
     // lines of a process the watcher has not seen start yet wait for that start, which comes first
     if (baseline.game === undefined || gameIdentity(baseline.game) !== gameId) {
       baseline.early.push([gameId, change]);
@@ -2445,7 +2446,7 @@ function createEvents(config: Readonly<Config>, game: GameFinder, presence: Pres
     sequence = 0;
     kept.length = 0;
     const baseline: Baseline = {
-      game: undefined, stopping: false, online: new Set(), early: [], whitelist: undefined, whitelistSignature: '',
+      ready: false, game: undefined, stopping: false, online: new Set(), early: [], whitelist: undefined, whitelistSignature: '',
       backups: undefined, pending: new Map(), backupsSignature: '',
     };
     const watchers: fs.FSWatcher[] = [];
@@ -2457,8 +2458,8 @@ function createEvents(config: Readonly<Config>, game: GameFinder, presence: Pres
       }
     }
     watching = { watchers, pulse: setInterval(() => void check(), WATCH_CHECK_MS), baseline };
-    presence.listen(undefined);
-    void check(true).then(() => presence.listen(onPresenceChange));
+    presence.listen(onPresenceChange);
+    void check(true).then(() => (baseline.ready = true));
   };
 
   const stopWatching = (): void => {
