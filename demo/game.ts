@@ -1,7 +1,9 @@
 // Simulated Minecraft Java server (vanilla 1.21.4) for gameserver-api's tests, bench and `npm run demo`.
 // bin/java, written by demo/host.ts, calls runGame() with cwd = the server folder and stdin = the tmux pane.
-// It writes vanilla log lines to logs/latest.log, records every console line it reads, and answers
-// list, say, whitelist add|remove|list and stop the way the real server does (formats.md sections 1 and 5).
+// It writes vanilla log lines to logs/latest.log, records every console line it reads, and answers list, say,
+// banlist, help, tellraw, whitelist add|remove|list and stop the way the real server does (docs/formats.md).
+// Files in <root>/control/ change it, read at each command: `game-era` holding `1.12` gives the 1.7-1.12
+// whitelist replies; `game-ignores-whitelist` makes it neither answer nor apply a whitelist command.
 
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
@@ -16,12 +18,13 @@ const CONSOLE_RECORD_ARG = '-Dgameserver.console=';
 const WORLD_LOADING_MS = 300;
 const VISITOR_MIN_DELAY_MS = 2_000;
 const VISITOR_MAX_DELAY_MS = 6_000;
-// A Floodgate (Bedrock) name with its leading dot among them, as formats.md 1.3 describes.
+// A Floodgate (Bedrock) name with its leading dot among them (docs/formats.md, Bukkit family).
 export const SIMULATED_PLAYERS: readonly string[] = ['Alex', 'Steve', '.Bramble_Crest', 'Kai_2'];
 const CHAT_LINES = ['hello', 'anyone up for the nether?', 'brb', 'gg', 'who took my diamonds'];
 
 export interface GameOptions {
   players: boolean;   // simulated players join, chat and leave every few seconds
+  controlDir?: string; // where the control files above are
 }
 
 export interface WhitelistEntry {
@@ -30,6 +33,7 @@ export interface WhitelistEntry {
 }
 
 interface Game {
+  controlDir: string | null;
   logFd: number;
   consoleRecord: string | null;
   online: Set<string>;
@@ -185,23 +189,38 @@ function resolveProfile(name: string): WhitelistEntry | null {
   return isOnlineMode() ? null : { uuid: offlineUuid(name), name };
 }
 
+function controlFile(game: Game, name: string): string | null {
+  if (game.controlDir === null) return null;
+  try {
+    return fs.readFileSync(`${game.controlDir}/${name}`, 'utf8').trim();
+  } catch {
+    return null;
+  }
+}
+
+// 1.13+ replies name the canonical profile and check for no-ops; 1.7-1.12 echo the name as typed, "add" any
+// name twice, and word refusals as `Could not …` (docs/formats.md, console replies).
+const isOldEra = (game: Game): boolean => controlFile(game, 'game-era') === '1.12';
+
 function addToWhitelist(game: Game, name: string): void {
   const profile = resolveProfile(name);
-  if (!profile) return writeLog(game, 'That player does not exist');
+  if (!profile) return writeLog(game, isOldEra(game) ? `Could not add ${name} to the whitelist` : 'That player does not exist');
   const entries = readWhitelist();
-  if (entries.some((entry) => entry.uuid === profile.uuid)) return writeLog(game, 'Player is already whitelisted');
+  if (entries.some((entry) => entry.uuid === profile.uuid)) {
+    return writeLog(game, isOldEra(game) ? `Added ${name} to the whitelist` : 'Player is already whitelisted');
+  }
   fs.writeFileSync(WHITELIST_FILE, formatWhitelist([...entries, profile]));
-  writeLog(game, `Added ${profile.name} to the whitelist`);
+  writeLog(game, `Added ${isOldEra(game) ? name : profile.name} to the whitelist`);
 }
 
 function removeFromWhitelist(game: Game, name: string): void {
   const profile = resolveProfile(name);
-  if (!profile) return writeLog(game, 'That player does not exist');
+  if (!profile) return writeLog(game, isOldEra(game) ? `Could not remove ${name} from the whitelist` : 'That player does not exist');
   const entries = readWhitelist();
   const kept = entries.filter((entry) => entry.uuid !== profile.uuid);
-  if (kept.length === entries.length) return writeLog(game, 'Player is not whitelisted');
+  if (kept.length === entries.length) return writeLog(game, isOldEra(game) ? `Could not remove ${name} from the whitelist` : 'Player is not whitelisted');
   fs.writeFileSync(WHITELIST_FILE, formatWhitelist(kept));
-  writeLog(game, `Removed ${profile.name} from the whitelist`);
+  writeLog(game, `Removed ${isOldEra(game) ? name : profile.name} from the whitelist`);
 }
 
 function listWhitelist(game: Game): void {
@@ -211,6 +230,8 @@ function listWhitelist(game: Game): void {
 }
 
 // ---- Console ----
+
+const HELP_LINES: readonly string[] = Array.from({ length: 110 }, (_, i) => `/command${String(i + 1).padStart(3, '0')} <arguments>`);
 
 function reportUnknownCommand(game: Game, command: string): void {
   writeLog(game, 'Unknown or incomplete command, see below for error');
@@ -225,7 +246,17 @@ function runCommand(game: Game, text: string): void {
     return writeLog(game, `There are ${game.online.size} of a max of ${MAX_PLAYERS} players online: ${[...game.online].join(', ')}`);
   }
   if (words[0] === 'say' && words.length > 1) return writeLog(game, `[Server] ${command.slice('say '.length)}`);
+  // tellraw gives the console no feedback at all
+  if (words[0] === 'tellraw') return;
+  if (command === 'banlist') {
+    writeLog(game, 'There are 2 ban(s):');
+    writeLog(game, 'Griefer_1 was banned by Server: Griefing');
+    return writeLog(game, 'Spammer_2 was banned by Alex: Spam');
+  }
+  // one line per command, as vanilla's help prints them: more than a reply window holds
+  if (command === 'help') return HELP_LINES.forEach((line) => writeLog(game, line));
   if (command === 'whitelist list') return listWhitelist(game);
+  if (words[0] === 'whitelist' && controlFile(game, 'game-ignores-whitelist') !== null) return;
   if (words.length === 3 && words[0] === 'whitelist' && words[1] === 'add') return addToWhitelist(game, words[2]);
   if (words.length === 3 && words[0] === 'whitelist' && words[1] === 'remove') return removeFromWhitelist(game, words[2]);
   if (command === 'stop') return stopServer(game, true);
@@ -316,6 +347,7 @@ export function runGame(options: GameOptions): void {
   fs.mkdirSync('logs', { recursive: true });
   rollLatestLog();
   const game: Game = {
+    controlDir: options.controlDir ?? null,
     logFd: fs.openSync(LATEST_LOG, 'a'),   // held open for the whole run, as log4j does
     consoleRecord: consoleRecordPath(process.argv.slice(2)),
     online: new Set(),

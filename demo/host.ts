@@ -233,7 +233,7 @@ function writeJavaLauncher(binDir: string, players: boolean): void {
   const source = [
     `#!${process.execPath}`,
     '// Simulated Minecraft server, written by demo/host.ts. Usage: java -Dgameserver.console=<record> -jar server.jar nogui',
-    `require(${JSON.stringify(GAME_SCRIPT)}).runGame({ players: ${players} });`,
+    `require(${JSON.stringify(GAME_SCRIPT)}).runGame({ players: ${players}, controlDir: ${JSON.stringify(path.join(path.dirname(binDir), 'control'))} });`,
     '',
   ].join('\n');
   fs.writeFileSync(path.join(binDir, 'java'), source, { mode: 0o755 });
