@@ -57,7 +57,10 @@ const P = '[12:00:00] [Server thread/INFO]: ';   // a vanilla latest.log prefix
 type Defer = (cleanup: () => unknown) => void;
 type Exit = { code: number | null; signal: NodeJS.Signals | null };
 type Body = string | Buffer | Buffer[] | object;
-interface Options { key?: string; headers?: Record<string, string>; timeoutMs?: number }
+// afterChange: the request begins 100 ms after the test changed the host, the freshness the read routes
+// promise (docs/api.md#freshness): their answers may be up to 100 ms old
+interface Options { key?: string; headers?: Record<string, string>; timeoutMs?: number; afterChange?: boolean }
+const FRESHNESS_MS = 100;
 interface Res { status: number; headers: http.IncomingHttpHeaders; text: string; json: any }
 interface Daemon {
   port: number;
@@ -109,7 +112,8 @@ function freePort(): Promise<number> {
   });
 }
 
-function request(port: number, method: string, urlPath: string, { key, headers = {}, body, timeoutMs = 20_000 }: Options & { body?: Body } = {}): Promise<Res> {
+async function request(port: number, method: string, urlPath: string, { key, headers = {}, body, timeoutMs = 20_000, afterChange = false }: Options & { body?: Body } = {}): Promise<Res> {
+  if (afterChange) await new Promise((resolve) => setTimeout(resolve, FRESHNESS_MS));
   return new Promise((resolve, reject) => {
     const sent: Record<string, string> = { ...headers };
     if (key !== undefined) sent['X-API-Key'] = key;
@@ -922,9 +926,9 @@ describe('GET /api', () => {
   let d: Daemon;
   before(async () => { host = await makeSandbox(defer); d = await startDaemon(host, defer); });
 
-  test('GET /api lists exactly the 17 routes in spec order, auth_required for POST, with package.json\'s version', async () => {
+  test('GET /api lists exactly the spec\'s 17 routes in spec order and the 3 beyond it, auth_required for POST, with package.json\'s version', async () => {
     const gets = ['/', '/api', '/api/status', '/api/players/online', '/api/players/whitelist', '/api/logs/latest', '/api/logs/snapshot',
-      '/api/backups', '/api/properties', '/api/report'];
+      '/api/backups', '/api/properties', '/api/report', '/api/events', '/metrics', '/api/openapi.json'];
     const posts = ['/api/server/start', '/api/server/stop', '/api/server/restart', '/api/command', '/api/whitelist/add', '/api/whitelist/remove', '/api/backup'];
     const res = await d.get('/api');
     assert.equal(res.status, 200);
@@ -950,7 +954,7 @@ describe('GET /api/status', () => {
   const versionFile = () => serverFile(host, 'version_history.json');
   const paperVersionFile = () => serverFile(host, '.paper/version_history.json');
   const status = async () => {
-    const res = await d.get('/api/status');
+    const res = await d.get('/api/status', { afterChange: true });
     assert.equal(res.status, 200);
     assertCommonHeaders(res.headers);
     const { uptime, memory, ...rest } = res.json;
@@ -972,7 +976,7 @@ describe('GET /api/status', () => {
     assert.deepEqual(await status(), { ok: true, online: true, pid, version: 'git-Paper-49 (MC: 1.20.1)' });
   });
 
-  test('GET /api/status shows a change of version_history.json on the very next request', async () => {
+  test('GET /api/status shows a change of version_history.json to the first request 100 ms after it', async () => {
     fs.writeFileSync(versionFile(), '{"oldVersion":"git-Paper-49 (MC: 1.20.1)","currentVersion":"git-Paper-50 (MC: 1.20.1)"}');
     assert.deepEqual(await status(), { ok: true, online: true, pid, version: 'git-Paper-50 (MC: 1.20.1)' });
     fs.writeFileSync(versionFile(), '{"currentVersion":"git-Foldenor-\\"b5dc1ae\\" (MC: 1.20.4)"}');
@@ -1012,7 +1016,7 @@ describe('GET /api/status', () => {
 
   test('GET /api/status reports online:false once the game server is gone', async () => {
     await host.stopGame();
-    assert.deepEqual((await d.get('/api/status')).json, { ok: true, online: false });
+    assert.deepEqual((await d.get('/api/status', { afterChange: true })).json, { ok: true, online: false });
   });
 });
 
@@ -1205,31 +1209,31 @@ describe('GET /api/players/whitelist', () => {
       { uuid: offlineUuid('Kai_2'), name: 'Kai_2', note: 'extra field' },
     ];
     fs.writeFileSync(whitelist(), JSON.stringify(entries, null, 4) + '\n');
-    const res = await d.get('/api/players/whitelist');
+    const res = await d.get('/api/players/whitelist', { afterChange: true });
     assert.equal(res.status, 200);
     assertCommonHeaders(res.headers);
     assert.deepEqual(res.json, { ok: true, count: 3, whitelist: entries });
   });
 
-  test('GET /api/players/whitelist shows a change of whitelist.json on the very next request', async () => {
+  test('GET /api/players/whitelist shows a change of whitelist.json to the first request 100 ms after it', async () => {
     fs.writeFileSync(whitelist(), gson([{ uuid: offlineUuid('Abcd'), name: 'Abcd' }]));
-    assert.deepEqual((await d.get('/api/players/whitelist')).json, { ok: true, count: 1, whitelist: [{ uuid: offlineUuid('Abcd'), name: 'Abcd' }] });
+    assert.deepEqual((await d.get('/api/players/whitelist', { afterChange: true })).json, { ok: true, count: 1, whitelist: [{ uuid: offlineUuid('Abcd'), name: 'Abcd' }] });
     fs.writeFileSync(whitelist(), gson([{ uuid: offlineUuid('Wxyz'), name: 'Wxyz' }]));   // same size
-    assert.deepEqual((await d.get('/api/players/whitelist')).json, { ok: true, count: 1, whitelist: [{ uuid: offlineUuid('Wxyz'), name: 'Wxyz' }] });
+    assert.deepEqual((await d.get('/api/players/whitelist', { afterChange: true })).json, { ok: true, count: 1, whitelist: [{ uuid: offlineUuid('Wxyz'), name: 'Wxyz' }] });
     fs.writeFileSync(whitelist(), '[]');
-    assert.deepEqual((await d.get('/api/players/whitelist')).json, { ok: true, count: 0, whitelist: [] });
+    assert.deepEqual((await d.get('/api/players/whitelist', { afterChange: true })).json, { ok: true, count: 0, whitelist: [] });
   });
 
   for (const [label, prepare, status, error] of [
     ['is missing', () => fs.rmSync(whitelist(), { force: true }), 404, 'whitelist.json not found'],
     ['is not valid JSON', () => fs.writeFileSync(whitelist(), '[{"uuid":'), 500, 'whitelist.json is not valid JSON.'],
     ['is not an array', () => fs.writeFileSync(whitelist(), '{"uuid":"x","name":"y"}'), 500, 'whitelist.json is not a JSON array of entries.'],
-    ['cannot be read', () => { fs.rmSync(whitelist(), { force: true }); fs.mkdirSync(whitelist()); }, 500, 'whitelist.json could not be read.'],
+    ['is a folder, not a regular file', () => { fs.rmSync(whitelist(), { force: true }); fs.mkdirSync(whitelist()); }, 500, 'whitelist.json is not a regular file.'],
   ] as const) {
     test(`GET /api/players/whitelist answers ${status} when whitelist.json ${label}`, async () => {
       fs.rmSync(whitelist(), { recursive: true, force: true });
       prepare();
-      const res = await d.get('/api/players/whitelist');
+      const res = await d.get('/api/players/whitelist', { afterChange: true });
       assert.equal(res.status, status);
       assertCommonHeaders(res.headers);
       assert.deepEqual(res.json, { ok: false, error });
@@ -1247,7 +1251,7 @@ describe('GET /api/logs/latest and GET /api/logs/snapshot', () => {
   const latest = () => serverFile(host, 'logs/latest.log');
   const numbered = (n: number) => Array.from({ length: n }, (_, i) => `line ${i + 1}`);
   const tail = async (route: string, query = '', options: Options = {}) => {
-    const res = await d.get(`${route}${query}`, options);
+    const res = await d.get(`${route}${query}`, { afterChange: true, ...options });
     assertCommonHeaders(res.headers);
     return res;
   };
@@ -1321,7 +1325,7 @@ describe('GET /api/logs/latest and GET /api/logs/snapshot', () => {
     ['/api/logs/latest', () => latest(), 'latest.log not found'],
     ['/api/logs/snapshot', () => host.snapshotLog, 'gameserver_snapshot.log not found'],
   ] as const) {
-    test(`GET ${route} answers 404 when the file is missing and 500 when it cannot be read`, async () => {
+    test(`GET ${route} answers 404 when the file is missing and 500 when it is not a regular file`, async () => {
       fs.rmSync(fileOf(), { recursive: true, force: true });
       const missing = await tail(route);
       assert.equal(missing.status, 404);
@@ -1329,7 +1333,7 @@ describe('GET /api/logs/latest and GET /api/logs/snapshot', () => {
       fs.mkdirSync(fileOf());
       const unreadable = await tail(route);
       assert.equal(unreadable.status, 500);
-      assert.deepEqual(unreadable.json, { ok: false, error: `${path.basename(fileOf())} could not be read.` });
+      assert.deepEqual(unreadable.json, { ok: false, error: `${path.basename(fileOf())} is not a regular file.` });
       fs.rmSync(fileOf(), { recursive: true, force: true });
     });
   }
@@ -1356,7 +1360,7 @@ describe('GET /api/backups', () => {
     put('notes.txt', 10, '2025-04-01T00:00:00Z');
     put('snapshot_2025-04-01.tar.gz.part', 10, '2025-04-01T00:00:00Z');
     put('snapshot_2025-04-02.zip', 10, '2025-04-02T00:00:00Z');
-    const res = await d.get('/api/backups');
+    const res = await d.get('/api/backups', { afterChange: true });
     assert.equal(res.status, 200);
     assertCommonHeaders(res.headers);
     assert.deepEqual(res.json, {
@@ -1369,14 +1373,14 @@ describe('GET /api/backups', () => {
     });
   });
 
-  test('GET /api/backups shows a new or removed archive on the very next request', async () => {
+  test('GET /api/backups shows a new or removed archive to the first request 100 ms after it', async () => {
     put('snapshot_2025-05-01.tar.gz', 2048, '2025-05-01T00:00:00Z');
-    const added = await d.get('/api/backups');
+    const added = await d.get('/api/backups', { afterChange: true });
     assert.equal(added.json.count, 5);
     assert.deepEqual(added.json.backups[0], { name: 'snapshot_2025-05-01.tar.gz', type: 'snapshot', size: '2.00 KB', bytes: 2048, created: '2025-05-01T00:00:00.000Z' });
     fs.rmSync(path.join(host.backupDir, 'snapshot_2025-05-01.tar.gz'));
     fs.rmSync(path.join(host.backupDir, 'world-old.tar.gz'));
-    const removed = await d.get('/api/backups');
+    const removed = await d.get('/api/backups', { afterChange: true });
     assert.deepEqual(removed.json.backups.map((b: { name: string }) => b.name),
       ['snapshot_2025-03-01_12-00-00.tar.gz', 'gameserver_backup_2025-02-01.tar.gz', 'restore_undo_2025-01-15.tar.gz']);
     assert.equal(removed.json.count, 3);
@@ -1385,7 +1389,7 @@ describe('GET /api/backups', () => {
   test('GET /api/backups shows an old archive overwritten in place with its new size and time within a few seconds', async () => {
     const name = 'gameserver_backup_2025-02-01.tar.gz';
     const file = path.join(host.backupDir, name);
-    const listed = await d.get('/api/backups');
+    const listed = await d.get('/api/backups', { afterChange: true });
     assert.equal(listed.json.backups.find((b: { name: string }) => b.name === name)?.bytes, 1536);
     const folder = () => { const st = fs.statSync(host.backupDir); return [st.ino, st.size, st.mtimeMs, st.ctimeMs]; };
     const folderBefore = folder();
@@ -1393,15 +1397,15 @@ describe('GET /api/backups', () => {
     fs.writeFileSync(file, Buffer.alloc(4096, 2));
     fs.utimesSync(file, new Date('2025-07-01T00:00:00Z'), new Date('2025-07-01T00:00:00Z'));
     assert.deepEqual(folder(), folderBefore);
-    const entry = await waitFor(async () => (await d.get('/api/backups')).json.backups.find((b: { name: string; bytes: number }) => b.name === name && b.bytes === 4096));
+    const entry = await waitFor(async () => (await d.get('/api/backups', { afterChange: true })).json.backups.find((b: { name: string; bytes: number }) => b.name === name && b.bytes === 4096));
     assert.deepEqual(entry, { name, type: 'full_backup', size: '4.00 KB', bytes: 4096, created: '2025-07-01T00:00:00.000Z' });
   });
 
   test('GET /api/backups answers an empty list for an empty folder and 404 naming the folder when it is missing', async () => {
     for (const name of fs.readdirSync(host.backupDir)) fs.rmSync(path.join(host.backupDir, name), { recursive: true });
-    assert.deepEqual((await d.get('/api/backups')).json, { ok: true, count: 0, backups: [] });
+    assert.deepEqual((await d.get('/api/backups', { afterChange: true })).json, { ok: true, count: 0, backups: [] });
     fs.rmSync(host.backupDir, { recursive: true });
-    const res = await d.get('/api/backups');
+    const res = await d.get('/api/backups', { afterChange: true });
     assert.equal(res.status, 404);
     assertCommonHeaders(res.headers);
     assert.deepEqual(res.json, { ok: false, error: `${path.basename(host.backupDir)} not found` });
@@ -1412,7 +1416,7 @@ describe('GET /api/backups', () => {
     for (const name of fs.readdirSync(host.backupDir)) fs.rmSync(path.join(host.backupDir, name), { recursive: true });
     put('snapshot_2025-06-01.tar.gz', 100, '2025-06-01T00:00:00Z');
     fs.symlinkSync(path.join(host.root, 'no-such-archive'), path.join(host.backupDir, 'x.tar.gz'));
-    const res = await d.get('/api/backups');
+    const res = await d.get('/api/backups', { afterChange: true });
     assert.equal(res.status, 200);
     assertCommonHeaders(res.headers);
     assert.deepEqual(res.json, {
@@ -1423,7 +1427,7 @@ describe('GET /api/backups', () => {
   test('GET /api/backups answers 500 naming the folder when BACKUP_DIR is a file, and the daemon keeps serving', async () => {
     fs.rmSync(host.backupDir, { recursive: true });
     fs.writeFileSync(host.backupDir, 'not a folder\n');
-    const res = await d.get('/api/backups');
+    const res = await d.get('/api/backups', { afterChange: true });
     assert.equal(res.status, 500);
     assertCommonHeaders(res.headers);
     assert.deepEqual(res.json, { ok: false, error: `${path.basename(host.backupDir)} could not be read.` });
@@ -1452,7 +1456,7 @@ describe('GET /api/properties', () => {
   test('GET /api/properties answers the parsed map with secrets redacted, also for a wrong key', async () => {
     fs.writeFileSync(properties(), stored);
     for (const key of [undefined, 'wrong']) {
-      const res = await d.get('/api/properties', key === undefined ? {} : { key });
+      const res = await d.get('/api/properties', key === undefined ? { afterChange: true } : { key, afterChange: true });
       assert.equal(res.status, 200);
       assertCommonHeaders(res.headers);
       assert.deepEqual(res.json, { ok: true, properties: redacted });
@@ -1460,29 +1464,29 @@ describe('GET /api/properties', () => {
   });
 
   test('GET /api/properties reveals the stored values to the valid key', async () => {
-    const res = await d.get('/api/properties', { key: KEY });
+    const res = await d.get('/api/properties', { key: KEY, afterChange: true });
     assert.equal(res.status, 200);
     assert.deepEqual(res.json, { ok: true, properties: values });
   });
 
-  test('GET /api/properties shows a change of server.properties on the very next request', async () => {
+  test('GET /api/properties shows a change of server.properties to the first request 100 ms after it', async () => {
     fs.writeFileSync(properties(), 'motd=AAAA\n');
-    assert.deepEqual((await d.get('/api/properties')).json, { ok: true, properties: { motd: 'AAAA' } });
+    assert.deepEqual((await d.get('/api/properties', { afterChange: true })).json, { ok: true, properties: { motd: 'AAAA' } });
     fs.writeFileSync(properties(), 'motd=BBBB\n');
-    assert.deepEqual((await d.get('/api/properties')).json, { ok: true, properties: { motd: 'BBBB' } });
+    assert.deepEqual((await d.get('/api/properties', { afterChange: true })).json, { ok: true, properties: { motd: 'BBBB' } });
   });
 
-  test('GET /api/properties answers 404 when server.properties is missing and 500 when it cannot be read', async () => {
+  test('GET /api/properties answers 404 when server.properties is missing and 500 when it is not a regular file', async () => {
     fs.rmSync(properties());
-    const missing = await d.get('/api/properties');
+    const missing = await d.get('/api/properties', { afterChange: true });
     assert.equal(missing.status, 404);
     assertCommonHeaders(missing.headers);
     assert.deepEqual(missing.json, { ok: false, error: 'server.properties not found' });
     fs.mkdirSync(properties());
-    const unreadable = await d.get('/api/properties');
+    const unreadable = await d.get('/api/properties', { afterChange: true });
     assert.equal(unreadable.status, 500);
     assertCommonHeaders(unreadable.headers);
-    assert.deepEqual(unreadable.json, { ok: false, error: 'server.properties could not be read.' });
+    assert.deepEqual(unreadable.json, { ok: false, error: 'server.properties is not a regular file.' });
     fs.rmSync(properties(), { recursive: true });
   });
 });
@@ -1615,8 +1619,10 @@ describe('POST /api/server/* and POST /api/backup', () => {
   });
 
   test('POST /api/backup answers 200, 409, 409 to three requests pipelined in one write, and runs serv backup -s once', async () => {
-    const fresh = await startDaemon(host, defer);   // no backup of its own is running yet
-    const before = servCalls(host).length;
+    const own = await makeSandbox(defer);   // a host where no backup runs yet, not even one of another daemon
+    fs.writeFileSync(path.join(own.controlDir, 'serv-hold-seconds'), '120\n');
+    const fresh = await startDaemon(own, defer);
+    const before = servCalls(own).length;
     const post = `POST /api/backup HTTP/1.1\r\nHost: 127.0.0.1\r\nX-API-Key: ${KEY}\r\nContent-Length: 0\r\n\r\n`;
     const replies = await sendPipelined(fresh.port, [post, post, post]);
     assert.deepEqual(replies.map((r) => [r.status, r.json]), [
@@ -1624,10 +1630,24 @@ describe('POST /api/server/* and POST /api/backup', () => {
       [409, { ok: false, error: MSG.backupRunning }],
       [409, { ok: false, error: MSG.backupRunning }],
     ]);
-    const call = await waitFor(() => servCalls(host)[before]);
+    const call = await waitFor(() => servCalls(own)[before]);
     // once it holds (serv-hold-seconds), any other serv started with it has long recorded its call
     await waitFor(() => readOr(`/proc/${call.pid}/comm`).toString() === 'sleep\n');
-    assert.deepEqual(servCalls(host).slice(before).map((c) => c.argv), [['backup', '-s']]);
+    assert.deepEqual(servCalls(own).slice(before).map((c) => c.argv), [['backup', '-s']]);
+  });
+
+  test('POST /api/backup answers 409 while a backup that an earlier run of the daemon started still runs, and starts no other', async () => {
+    const own = await makeSandbox(defer);
+    fs.writeFileSync(path.join(own.controlDir, 'serv-hold-seconds'), '120\n');
+    const first = await startDaemon(own, defer);
+    assert.equal((await first.post('/api/backup', undefined, { key: KEY })).status, 200);
+    const call = await waitFor(() => servCalls(own)[0]);
+    assert.deepEqual(await first.stop(), { code: 0, signal: null });
+    assert.ok(isAlive(call.pid), 'the backup outlives the daemon that started it');
+    const second = await startDaemon(own, defer);
+    const res = await second.post('/api/backup', undefined, { key: KEY });
+    assert.deepEqual([res.status, res.json], [409, { ok: false, error: MSG.backupRunning }]);
+    assert.equal(servCalls(own).length, 1);
   });
 
   test('POST /api/server/start|stop|restart each print one log line: time, client address, method, path, status, outcome', () => {
@@ -1843,11 +1863,13 @@ describe('POST /api/command', () => {
     assert.equal(consoleBytes(host).subarray(start).toString('utf8'), 'whitelist list\nstop\n');
   });
 
-  test('POST /api/command answers 503 while latest.log of the running game says Stopping server, and delivers again once the game restarts', async () => {
+  test('POST /api/command answers 503 once the daemon has read Stopping server in latest.log of the running game, and delivers again once the game restarts', async () => {
     await host.stopGame();   // the tmux session may outlive its game by a moment
     await host.startGame();
     const start = mark();
     fs.appendFileSync(serverFile(host, 'logs/latest.log'), `${P}Stopping server\n`);
+    // delivery never reads the log itself (docs/api.md#console-delivery): what presence has read counts
+    assert.equal((await d.get('/api/players/online')).status, 200);
     const res = await d.post('/api/command', { command: 'say while stopping' }, { key: KEY });
     assert.equal(res.status, 503);
     assertCommonHeaders(res.headers);
@@ -1869,7 +1891,8 @@ describe('POST /api/command when the console is not the game', () => {
   before(async () => {
     host = await makeSandbox(defer);
     await host.startShell();
-    d = await startDaemon(host, defer);
+    // the admin accepted the risk of a game typed into the pane's shell; the default refuses it (test below)
+    d = await startDaemon(host, defer, { CONSOLE_SHELL_PANE: 'allow' });
   });
   /** `touch <marker>` through the daemon must not create the marker; a sentinel typed into the shell proves the order. */
   const assertTouchRefused = async (status: number, error: (e: string) => boolean) => {
@@ -1892,7 +1915,7 @@ describe('POST /api/command when the console is not the game', () => {
     await assertTouchRefused(409, (e) => e === MSG.notRunning);
   });
 
-  test('POST /api/command delivers to a game server that is the foreground job of the pane\'s shell', async () => {
+  test('POST /api/command delivers to a game server that is the foreground job of the pane\'s shell with CONSOLE_SHELL_PANE=allow', async () => {
     await typeIntoPane(host, `${host.binDir}/java -Dgameserver.console=${host.consoleRecord} -jar server.jar nogui`);
     [game] = await waitFor(() => { const pids = findGamePids(host.serverDir); return pids.length === 1 && pids; });
     await waitFor(foreground);
@@ -1900,6 +1923,16 @@ describe('POST /api/command when the console is not the game', () => {
     const res = await d.post('/api/command', { command: 'say in the foreground' }, { key: KEY });
     assert.deepEqual([res.status, res.json], [200, { ok: true, message: 'Command sent: say in the foreground' }]);
     assert.equal(await consoleSince(host, start, 'say in the foreground\n'), 'say in the foreground\n');
+  });
+
+  test('POST /api/command answers 503 to a game server typed into the pane\'s interactive shell by default, and types nothing', async () => {
+    const refusing = await startDaemon(host, defer);
+    const start = consoleBytes(host).length;
+    const res = await refusing.post('/api/command', { command: 'say refused' }, { key: KEY });
+    assert.equal(res.status, 503);
+    assertCommonHeaders(res.headers);
+    assert.deepEqual(res.json, { ok: false, error: `${MSG.consolePrefix}the game server was typed into an interactive shell in its tmux pane, which would read the command if the game exited first; start the game as the pane's command (tmux new-session -d -s gameserver 'java …') or set CONSOLE_SHELL_PANE=allow.` });
+    await assertNothingSentSince(d, host, start);
   });
 
   test('POST /api/command answers 503 when the game server is suspended (Ctrl-Z)', async () => {
@@ -2188,13 +2221,13 @@ describe('POST /api/whitelist/add and /remove while the game server is stopped a
     });
   }
 
-  test('POST /api/whitelist/add answers 500 when whitelist.json cannot be read (a folder), and leaves it as it was', async () => {
+  test('POST /api/whitelist/add answers 500 when whitelist.json is a folder, not a regular file, and leaves it as it was', async () => {
     fs.rmSync(whitelist(), { recursive: true, force: true });
     fs.mkdirSync(whitelist());   // tests run as root: chmod 000 would not stop a read
     const res = await d.post('/api/whitelist/add', { player: 'Steve' }, { key: KEY });
     assert.equal(res.status, 500);
     assertCommonHeaders(res.headers);
-    assert.deepEqual(res.json, { ok: false, error: 'whitelist.json could not be read.' });
+    assert.deepEqual(res.json, { ok: false, error: 'whitelist.json is not a regular file.' });
     assert.deepEqual(fs.readdirSync(whitelist()), []);
     assert.deepEqual(leftovers(), []);
   });
@@ -2717,7 +2750,7 @@ describe('npm run demo', () => {
     const routes = index.json.endpoints.map((e: { method: string; route: string }) => `${e.method} ${e.route}`);
     const curls = out.split('\n').filter((line) => line.startsWith('curl '))
       .map((line) => `${/ -X (\S+)/.exec(line)?.[1] ?? 'GET'} ${new URL(/http:\/\/[^\s']+/.exec(line)?.[0] ?? 'http://x/').pathname}`);
-    assert.equal(routes.length, 17);
+    assert.equal(routes.length, 20);
     assert.deepEqual(curls, routes);
     const status = await request(port, 'GET', '/api/status');
     assert.deepEqual([status.status, status.json.ok], [200, true]);

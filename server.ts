@@ -1676,8 +1676,8 @@ interface Backups {
   start(): Promise<void>;
 }
 
-// serv backup -s runs with this in its environment, and so does everything it starts: a later run of the daemon
-// finds a backup in /proc by it (docs/api.md#post-apibackup)
+// serv backup -s runs with this in its environment, set to BACKUP_DIR, and so does everything it starts: a later
+// run of the daemon finds a backup of the same folder in /proc by it (docs/api.md#post-apibackup)
 const BACKUP_MARKER_NAME = 'GAMESERVER_API_BACKUP';
 
 function createBackups(config: Readonly<Config>): Backups {
@@ -1685,10 +1685,10 @@ function createBackups(config: Readonly<Config>): Backups {
   return {
     async start() {
       // taken before the spawn is awaited: requests pipelined on one connection arrive in the same turn
-      if (launching || isBackupRunning()) throw new HttpError(409, 'A backup is already running.');
+      if (launching || isBackupRunning(config.backupDir)) throw new HttpError(409, 'A backup is already running.');
       launching = true;
       try {
-        await launchServ(config, ['backup', '-s'], { [BACKUP_MARKER_NAME]: '1' });
+        await launchServ(config, ['backup', '-s'], { [BACKUP_MARKER_NAME]: config.backupDir });
       } finally {
         launching = false;
       }
@@ -1733,9 +1733,9 @@ function listBackups(dir: string): { ok: true; count: number; backups: BackupEnt
   return { ok: true, count: backups.length, backups };
 }
 
-/** Whether a process started with the backup marker still runs (a zombie's environment is empty). */
-function isBackupRunning(): boolean {
-  const marker = `${BACKUP_MARKER_NAME}=1\0`;
+/** Whether a process started with the marker of this backup folder still runs (a zombie's environment is empty). */
+function isBackupRunning(backupDir: string): boolean {
+  const marker = `${BACKUP_MARKER_NAME}=${backupDir}\0`;
   for (const entry of fs.readdirSync('/proc')) {
     if (!/^[0-9]+$/.test(entry)) continue;
     try {

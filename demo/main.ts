@@ -15,7 +15,7 @@ const START_UP_TIMEOUT_MS = 10_000;
 const DAEMON_STOP_TIMEOUT_MS = 7_000;
 const START_UP_PREFIX = 'gameserver-api ';
 const SAMPLE_BODIES: Record<string, string> = {
-  '/api/command': '{"command":"say hello"}',
+  '/api/command': '{"command":"list","output":true}',
   '/api/whitelist/add': '{"player":"Alex"}',
   '/api/whitelist/remove': '{"player":"Alex"}',
 };
@@ -94,7 +94,8 @@ function fetchEndpoints(base: string): Promise<Endpoint[]> {
 // Single quotes around URLs with a query: `?` is a glob character in the shell.
 function curlLine(base: string, { method, route, auth_required }: Endpoint): string {
   const url = route.startsWith('/api/logs/') ? `'${base}${route}?lines=20'` : `${base}${route}`;
-  const parts = ['curl -s'];
+  // -N: the event stream is printed as it comes, until Ctrl-C
+  const parts = [route === '/api/events' ? 'curl -sN' : 'curl -s'];
   if (method !== 'GET') parts.push(`-X ${method}`);
   if (auth_required) parts.push('-H "X-API-Key: $KEY"');
   const body = SAMPLE_BODIES[route];
