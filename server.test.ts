@@ -21,7 +21,7 @@ import * as path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { createHost, type Host, type HostOptions } from './demo/host';
 import {
-  HttpError, backupType, formatMemory, formatSize, formatUptime, maskAddresses, offlineUuid, parseLines,
+  HttpError, backupType, formatMemory, formatSize, formatUptime, isInteractiveShell, maskAddresses, offlineUuid, parseLines,
   parsePresenceLine, parseProperties, readTail, redactProperties, scanPresence, validateCommand, validatePlayer,
 } from './server';
 
@@ -49,7 +49,7 @@ const MSG = {
   lookupFailed: 'The profile lookup failed; nothing was changed.',
 };
 const FORBIDDEN = [';', '&', '|', '`', '$', '(', ')', '{', '}', '[', ']', '<', '>', '\\'];
-const CONTROL = ['\n', '\r', '\t', '\0', '\x1b', '\x7f'];
+const CONTROL = ['\n', '\r', '\t', '\0', '\x1b', '\x7f', '\u0080', '\u0085', '\u009b', '\u009f'];   // C0, DEL and C1
 const P = '[12:00:00] [Server thread/INFO]: ';   // a vanilla latest.log prefix
 
 // ---- Helpers ----
@@ -377,6 +377,11 @@ before(async () => {
     if (name === 'Server_Error') return void res.writeHead(500, { 'Content-Type': 'application/json' }).end('{}');
     if (name === 'Bad_Json') return void res.writeHead(200, { 'Content-Type': 'application/json' }).end('<html>');
     if (name === 'Drop_Conn') return void req.socket.destroy();
+    if (name === 'Slow_Drip') {   // headers at once, then a byte every 200 ms for ever: only an overall deadline ends it
+      res.writeHead(200, { 'Content-Type': 'application/json' });
+      const drip = setInterval(() => res.write(' '), 200);
+      return void res.on('close', () => clearInterval(drip));
+    }
     const profile = PROFILES[name.toLowerCase()];
     if (profile) return void res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify(profile));
     res.writeHead(404, { 'Content-Type': 'application/json' }).end(JSON.stringify({ path: req.url, errorMessage: `Couldn't find any profile with name ${name}` }));
@@ -426,6 +431,7 @@ describe('formatMemory()', () => {
     [0, 16 * GiB, '0.0%'], [512 * 1024 ** 2, 16 * GiB, '3.1%'], [1, 1000, '0.1%'], [99, 100_000, '0.0%'],
     [1999, 100_000, '1.9%'],   // truncated like ps, not rounded to 2.0
     [999, 10_000, '9.9%'], [5, 10, '50.0%'], [9995, 10_000, '99.9%'],
+    [10_000, 10_000, '99.9%'], [3 * 1024 ** 3, 2 * 1024 ** 3, '99.9%'],   // capped, as ps caps it
   ] as const) {
     test(`formatMemory() shows ${rss} of ${total} bytes as ${shown}`, () => assert.equal(formatMemory(rss, total), shown));
   }
@@ -566,6 +572,15 @@ describe('redactProperties()', () => {
     });
   });
   test('redactProperties() reveals every value as stored', () => assert.deepEqual(redactProperties({ ...stored }, true), stored));
+  test('redactProperties() hides text-filtering-config and level-seed, empty ones too', () => {
+    assert.deepEqual(redactProperties({ 'text-filtering-config': '{"apiKey":"k"}', 'level-seed': '', motd: 'hi' }, false),
+      { 'text-filtering-config': '<redacted>', 'level-seed': '<redacted>', motd: 'hi' });
+  });
+  test('parseProperties() and redactProperties() keep __proto__, constructor and toString as ordinary keys', () => {
+    const parsed = parseProperties(Buffer.from('__proto__=x\nconstructor=y\ntoString=z\n'));
+    assert.deepEqual(Object.entries(redactProperties(parsed, false)), [['__proto__', 'x'], ['constructor', 'y'], ['toString', 'z']]);
+    assert.equal(JSON.stringify(redactProperties(parsed, false)), '{"__proto__":"x","constructor":"y","toString":"z"}');
+  });
 });
 
 describe('maskAddresses()', () => {
@@ -576,6 +591,19 @@ describe('maskAddresses()', () => {
     ['Alex[/[2001:db8:0:0:0:0:0:7]:50122] logged in', 'Alex[/[<ip>]:50122] logged in'],
     ['from 2001:db8::7 port 1', 'from <ip> port 1'],
     ['loopback ::1 here', 'loopback <ip> here'],
+    // every layout real logs hold an address in (docs/api.md#addresses)
+    ['Bob[/2001:db8:0:0:0:0:0:7:50122] logged in', 'Bob[/<ip>:50122] logged in'],   // Java 13 and older: IPv6 and port unbracketed
+    ['§e10.1.2.3 joined', '§e<ip> joined'],
+    ['§a2001:db8::7§r', '§a<ip>§r'],
+    ['\x1b[33m10.1.2.3\x1b[0m', '\x1b[33m<ip>\x1b[0m'],
+    ['\x1b[0;32;1m2001:db8::7\x1b[m', '\x1b[0;32;1m<ip>\x1b[m'],
+    ['[10.1.2.3]', '[<ip>]'],
+    ['[2001:db8::7]:25565', '[<ip>]:25565'],
+    ['/::ffff:10.1.2.3:5000', '/<ip>:5000'],
+    ['from ::ffff:10.1.2.3 now', 'from <ip> now'],
+    ['[::ffff:10.1.2.3]:1', '[<ip>]:1'],
+    ['::ffff:a01:203', '<ip>'],
+    ['from 10.1.2.3.', 'from <ip>.'],
   ]) {
     test(`maskAddresses() masks ${JSON.stringify(line)}`, () => assert.equal(maskAddresses(line), masked));
   }
@@ -583,8 +611,28 @@ describe('maskAddresses()', () => {
     `${P}Done (3.112s)! For help, type "help"`, 'Starting minecraft server version 1.21.4', 'git-Paper-497 (MC: 1.20.4)',
     'This server is running Paper version 1.21.4-211-main@3b35a45 (2025-02-23T21:43:55Z)', '[04Mar2025 12:00:00.123] [Server thread/INFO] [x/]: y',
     '[12:34:56 INFO]: x', 'UUID of player Alex is 069a79f4-44e9-4726-a5be-fca90e38aaf5', 'Alex[local:E:1a2b3c4d] logged in',
+    'at net.minecraft.Foo::bar', 'library v1.2.3.4 loaded', 'five parts 10.1.2.3.4', 'MAC 00:1a:2b:3c:4d:5e',
   ]) {
     test(`maskAddresses() keeps ${JSON.stringify(line)}`, () => assert.equal(maskAddresses(line), line));
+  }
+});
+
+describe('maskAddresses() and parsePresenceLine() on hostile lines', () => {
+  // a 512 KiB line built to make a backtracking pattern quadratic: `[` and times without a `]`, then an event text
+  const hostile = `[${'00:00:00 '.repeat(58_000)}Alex joined the game`;
+  test('parsePresenceLine() takes no event from a line over 4 KiB, and returns', () => assert.equal(parsePresenceLine(hostile), null));
+  test('maskAddresses() returns a 512 KiB line of times and digits unchanged', () => assert.equal(maskAddresses(hostile), hostile));
+  test('maskAddresses() masks an address after 100,000 colour codes', () => assert.equal(maskAddresses(`${'§a'.repeat(100_000)}1.2.3.4`), `${'§a'.repeat(100_000)}<ip>`));
+});
+
+describe('isInteractiveShell()', () => {
+  for (const [argv, interactive] of [
+    [['bash'], true], [['-bash'], true], [['/bin/sh'], true], [['bash', '--norc', '--noprofile'], true], [['bash', '-i', 'x.sh'], true],
+    [['zsh', '-l'], true], [['bash', '--rcfile', 'x'], true], [['fish'], true],
+    [['sh', '-c', 'java -jar server.jar nogui'], false], [['bash', '-lc', 'java'], false], [['/bin/bash', 'start.sh'], false],
+    [['bash', '--', 'start.sh'], false], [['fish', '--command', 'java'], false], [['java', '-jar', 'server.jar'], false], [['tmux'], false], [[], false],
+  ] as const) {
+    test(`isInteractiveShell() reads ${JSON.stringify(argv)} as ${interactive ? 'an interactive shell' : 'no interactive shell'}`, () => assert.equal(isInteractiveShell(argv), interactive));
   }
 });
 
@@ -2511,6 +2559,282 @@ describe('security', () => {
       assert.deepEqual(fs.readdirSync(host.root).filter((entry) => entry.startsWith('shell-ran')), []);
     });
   }
+});
+
+// ---- The console reaches the game's own pane, and only it (docs/api.md#console-delivery) ----
+
+describe('POST /api/command reaches the game\'s own tmux pane, and only it', () => {
+  const defer = cleanupStack();
+  let host: Host;
+  let d: Daemon;
+  let markers = 0;
+  before(async () => {
+    host = await makeSandbox(defer);
+    await host.startGame();
+    d = await startDaemon(host, defer);
+  });
+  const gamePane = async () => {
+    const [game] = findGamePids(host.serverDir);
+    const panes = (await host.tmux('list-panes', '-s', '-t', `=${host.tmuxSession}`, '-F', '#{pane_id} #{pane_pid}')).trim().split('\n');
+    return panes.map((line) => line.split(' ')).find(([, pid]) => Number(pid) === game)![0];
+  };
+  /** A shell in a new window or a split of the game's pane; it becomes the active pane. Killed after the test. */
+  const openShell = async (t: { after: (fn: () => unknown) => void }, how: 'new-window' | 'split-window') => {
+    const target = how === 'new-window' ? `=${host.tmuxSession}:` : await gamePane();   // a window goes into the session
+    const pane = (await host.tmux(how, '-t', target, '-P', '-F', '#{pane_id}', '--', 'bash', '--norc', '--noprofile')).trim();
+    t.after(() => host.tmux('kill-pane', '-t', pane).catch(() => undefined));
+    return pane;
+  };
+  /** A command that would create `marker` if a shell ran it; a sentinel typed into `shell` proves that shell read nothing before it. */
+  const assertShellRanNothing = async (shell: string, marker: string) => {
+    const sentinel = `${marker}-sentinel`;
+    await host.tmux('send-keys', '-t', shell, '-l', '--', `touch ${sentinel}`);
+    await host.tmux('send-keys', '-t', shell, 'Enter');
+    await waitFor(() => fs.existsSync(sentinel));
+    assert.equal(fs.existsSync(marker), false, 'the command reached the shell');
+  };
+
+  for (const how of ['new-window', 'split-window'] as const) {
+    test(`POST /api/command types into the game's pane, not into a shell in a ${how === 'new-window' ? 'second window' : 'split of its pane'} that is active`, async (t) => {
+      const shell = await openShell(t, how);
+      assert.equal((await host.tmux('display-message', '-p', '-t', `=${host.tmuxSession}:`, '#{pane_id}')).trim(), shell);   // the active pane
+      const marker = path.join(host.root, `pane-marker-${++markers}`);
+      const start = consoleBytes(host).length;
+      const res = await d.post('/api/command', { command: `touch ${marker}` }, { key: KEY });
+      assert.deepEqual([res.status, res.json], [200, { ok: true, message: `Command sent: touch ${marker}` }]);
+      assert.equal(await consoleSince(host, start, `touch ${marker}\n`), `touch ${marker}\n`);
+      await assertShellRanNothing(shell, marker);
+    });
+  }
+
+  test('POST /api/command answers 503 while the game\'s pane is in copy mode, types nothing, and a stop refused then leaves no "stopping" behind', async (t) => {
+    const pane = await gamePane();
+    await host.tmux('copy-mode', '-t', pane);
+    t.after(() => host.tmux('send-keys', '-t', pane, '-X', 'cancel').catch(() => undefined));
+    const start = consoleBytes(host).length;
+    for (const command of ['say in copy mode', 'stop']) {
+      const res = await d.post('/api/command', { command }, { key: KEY });
+      assert.equal(res.status, 503);
+      assertCommonHeaders(res.headers);
+      assert.deepEqual(res.json, { ok: false, error: `${MSG.consolePrefix}its tmux pane is in copy-mode; leave that mode (press q in the pane) and try again.` });
+    }
+    await host.tmux('send-keys', '-t', pane, '-X', 'cancel');
+    await assertNothingSentSince(d, host, start);   // delivered once copy mode is left: the refused stop recorded nothing
+  });
+
+  test('POST /api/command answers 503 while synchronize-panes is on in the game\'s window, and types into no pane', async (t) => {
+    const shell = await openShell(t, 'split-window');
+    await host.tmux('set-window-option', '-t', shell, 'synchronize-panes', 'on');
+    t.after(() => host.tmux('set-window-option', '-t', shell, 'synchronize-panes', 'off').catch(() => undefined));
+    const marker = path.join(host.root, `pane-marker-${++markers}`);
+    const start = consoleBytes(host).length;
+    const res = await d.post('/api/command', { command: `touch ${marker}` }, { key: KEY });
+    assert.equal(res.status, 503);
+    assert.deepEqual(res.json, { ok: false, error: `${MSG.consolePrefix}synchronize-panes is on in its tmux window, so the keys would also reach its other panes; turn it off with: tmux set-window-option synchronize-panes off.` });
+    await host.tmux('set-window-option', '-t', shell, 'synchronize-panes', 'off');
+    await assertShellRanNothing(shell, marker);
+    await assertNothingSentSince(d, host, start);
+  });
+
+  test('POST /api/command delivers while latest.log is a FIFO: delivery never waits for the log (GET /api/players/online answers 500)', async (t) => {
+    const latest = serverFile(host, 'logs/latest.log');
+    const saved = fs.readFileSync(latest);
+    fs.rmSync(latest);
+    assert.equal(spawnSync('mkfifo', [latest]).status, 0);
+    t.after(() => { fs.rmSync(latest, { force: true }); fs.writeFileSync(latest, saved); });
+    const start = consoleBytes(host).length;
+    const res = await d.post('/api/command', { command: 'say past a fifo' }, { key: KEY, timeoutMs: 5_000 });
+    assert.deepEqual([res.status, res.json], [200, { ok: true, message: 'Command sent: say past a fifo' }]);
+    assert.equal(await consoleSince(host, start, 'say past a fifo\n'), 'say past a fifo\n');
+    const players = await d.get('/api/players/online', { timeoutMs: 5_000 });
+    assert.deepEqual([players.status, players.json], [500, { ok: false, error: 'latest.log is not a regular file.' }]);
+  });
+
+  test('POST /api/command answers 503 naming the session when the game runs outside any tmux session', async () => {
+    const bare = await makeSandbox(defer);
+    const child = spawn(path.join(bare.binDir, 'java'), [`-Dgameserver.console=${bare.consoleRecord}`, '-jar', 'server.jar', 'nogui'],
+      { cwd: bare.serverDir, env: bare.daemonEnv(), stdio: ['pipe', 'ignore', 'ignore'] });
+    defer(() => { if (child.pid && isAlive(child.pid)) process.kill(child.pid, 'SIGKILL'); });
+    await waitFor(() => findGamePids(bare.serverDir).length === 1);
+    await bare.tmux('-f', '/dev/null', 'new-session', '-d', '-s', bare.tmuxSession, '--', 'sleep', '300');   // the session exists, the game is not in it
+    const outside = await startDaemon(bare, defer);
+    const res = await outside.post('/api/command', { command: 'say nobody hears this' }, { key: KEY });
+    assert.deepEqual([res.status, res.json], [503, { ok: false, error: `${MSG.consolePrefix}the game server does not run in a pane of the tmux session "gameserver".` }]);
+    assert.equal(consoleBytes(bare).length, 0);
+  });
+});
+
+// ---- Files that are not files (docs/api.md#files-that-are-not-files) ----
+
+describe('files that are not files', () => {
+  const defer = cleanupStack();
+  let host: Host;
+  let d: Daemon;
+  before(async () => {
+    host = await makeSandbox(defer);
+    await host.startGame();
+    d = await startDaemon(host, defer);
+  });
+  const kinds: Array<[string, (file: string) => Promise<void>]> = [
+    ['a FIFO', async (file) => assert.equal(spawnSync('mkfifo', [file]).status, 0)],
+    ['a unix socket', async (file) => {
+      const server = net.createServer();
+      await new Promise<void>((resolve) => server.listen(file, resolve));
+      defer(() => new Promise((resolve) => server.close(resolve)));
+    }],
+    ['a character device (a symlink to /dev/zero)', async (file) => fs.symlinkSync('/dev/zero', file)],
+  ];
+  const files: Array<[string, () => string, string]> = [
+    ['latest.log', () => serverFile(host, 'logs/latest.log'), '/api/logs/latest'],
+    ['latest.log', () => serverFile(host, 'logs/latest.log'), '/api/players/online'],
+    ['gameserver_snapshot.log', () => host.snapshotLog, '/api/logs/snapshot'],
+    ['whitelist.json', () => serverFile(host, 'whitelist.json'), '/api/players/whitelist'],
+    ['server.properties', () => serverFile(host, 'server.properties'), '/api/properties'],
+  ];
+  for (const [kind, make] of kinds) {
+    for (const [name, fileOf, route] of files) {
+      test(`GET ${route} answers 500 "${name} is not a regular file." when ${name} is ${kind}, at once`, async (t) => {
+        const file = fileOf();
+        const saved = fs.readFileSync(file);
+        fs.rmSync(file);
+        t.after(() => { fs.rmSync(file, { force: true }); fs.writeFileSync(file, saved); });
+        await make(file);
+        const res = await d.get(route, { afterChange: true, timeoutMs: 5_000 });
+        assert.equal(res.status, 500);
+        assertCommonHeaders(res.headers);
+        assert.deepEqual(res.json, { ok: false, error: `${name} is not a regular file.` });
+      });
+    }
+  }
+
+  test('GET /api/status leaves version out while version_history.json is a FIFO', async (t) => {
+    const file = serverFile(host, 'version_history.json');
+    const saved = fs.readFileSync(file);
+    fs.rmSync(file);
+    assert.equal(spawnSync('mkfifo', [file]).status, 0);
+    t.after(() => { fs.rmSync(file, { force: true }); fs.writeFileSync(file, saved); });
+    const res = await d.get('/api/status', { afterChange: true, timeoutMs: 5_000 });
+    assert.equal(res.status, 200);
+    assert.deepEqual(Object.keys(res.json), ['ok', 'online', 'pid', 'uptime', 'memory']);
+  });
+
+  test('GET /api/backups does not list a FIFO named like an archive', async (t) => {
+    const fifo = path.join(host.backupDir, 'snapshot_2099-01-01_00-00-00.tar.gz');
+    assert.equal(spawnSync('mkfifo', [fifo]).status, 0);
+    t.after(() => fs.rmSync(fifo, { force: true }));
+    const res = await d.get('/api/backups', { afterChange: true, timeoutMs: 5_000 });
+    assert.equal(res.status, 200);
+    assert.equal(res.json.backups.some((b: { name: string }) => b.name === path.basename(fifo)), false);
+  });
+
+  test('after requests for FIFOs, 8 tails of a regular file are all answered and SIGTERM exits 0 at once: no thread was left blocked', async (t) => {
+    const latest = serverFile(host, 'logs/latest.log');
+    const saved = fs.readFileSync(latest);
+    fs.rmSync(latest);
+    assert.equal(spawnSync('mkfifo', [latest]).status, 0);
+    t.after(() => { fs.rmSync(latest, { force: true }); fs.writeFileSync(latest, saved); });
+    // more requests than libuv has threads (4): each would hold one for ever in a blocking open()
+    const fifoAnswers = await Promise.all(Array.from({ length: 6 }, (_, i) => d.get(`/api/logs/latest?lines=${i + 1}`, { afterChange: true, timeoutMs: 5_000 })));
+    assert.deepEqual(fifoAnswers.map((r) => r.status), Array(6).fill(500));
+    fs.rmSync(latest);
+    fs.writeFileSync(latest, 'one\ntwo\n');
+    const tails = await Promise.all(Array.from({ length: 8 }, (_, i) => d.get(`/api/logs/latest?lines=${i + 1}`, { afterChange: true, timeoutMs: 5_000 })));
+    assert.deepEqual(tails.map((r) => r.status), Array(8).fill(200));
+    const stopped = Date.now();
+    assert.deepEqual(await d.stop('SIGTERM'), { code: 0, signal: null });
+    assert.ok(Date.now() - stopped < 4_000, 'the daemon exits before its 5 s grace: nothing was in flight');
+  });
+});
+
+// ---- Slow readers (docs/api.md#limits-and-protection) ----
+
+describe('slow readers', () => {
+  const defer = cleanupStack();
+
+  test('400 clients that never read their large tails keep the daemon under 256 MiB; it still answers, and closes what is not drained within 10 s', async (t) => {
+    const host = await makeSandbox(defer);
+    // 2,500 lines of 8 KiB: a lines=N tail of them is far more than the kernel takes from a socket nobody reads;
+    // every client asks for another N, so no two replies are shared
+    fs.writeFileSync(serverFile(host, 'logs/latest.log'), Array.from({ length: 2_500 }, (_, i) => `${P}${String(i).padStart(5, '0')} ${'x'.repeat(8_153)}\n`).join(''));
+    const d = await startDaemon(host, defer);
+    const daemonSockets = () => fs.readdirSync(`/proc/${d.child.pid}/fd`).filter((fd) => {
+      try { return fs.readlinkSync(`/proc/${d.child.pid}/fd/${fd}`).startsWith('socket:'); } catch { return false; }
+    }).length;
+    const idle = daemonSockets();   // the listening socket, and stdout and stderr (socket pairs)
+    const sockets: net.Socket[] = [];
+    t.after(() => sockets.forEach((socket) => socket.destroy()));
+    for (let i = 0; i < 400; i++) {
+      const socket = net.connect(d.port, '127.0.0.1').on('error', () => undefined);
+      socket.pause();   // never reads: what the daemon writes waits in the kernel, then in the daemon
+      socket.write(`GET /api/logs/latest?lines=${1_600 + i} HTTP/1.1\r\nHost: localhost\r\n\r\n`);
+      sockets.push(socket);
+    }
+    const status = () => Number(/^VmHWM:\s+(\d+) kB$/m.exec(fs.readFileSync(`/proc/${d.child.pid}/status`, 'utf8'))?.[1]) * 1024;
+    // another client is answered meanwhile: at once, or told the daemon is busy
+    const other = await d.get('/api/status', { timeoutMs: 5_000 });
+    assert.ok(other.status === 200 || (other.status === 503 && other.headers['retry-after'] === '1'), `status ${other.status}`);
+    // the daemon closes every one: a reply not drained within 10 s, a connection idle after its answer within 5 s.
+    // A client that does not read never sees that FIN (it waits behind the unsent bytes): the daemon's descriptors show it.
+    await waitFor(() => daemonSockets() >= idle + 300);
+    await waitFor(() => daemonSockets() <= idle, { timeoutMs: 30_000 });
+    const peak = status();
+    t.diagnostic(`VmHWM ${(peak / 2 ** 20).toFixed(1)} MiB`);
+    assert.ok(peak < 256 * 2 ** 20, `VmHWM ${(peak / 2 ** 20).toFixed(1)} MiB`);
+    const after = await d.get('/api/logs/latest?lines=3', { afterChange: true, timeoutMs: 5_000 });
+    assert.equal(after.status, 200);
+    assert.equal(after.json.lines.length, 3);
+  });
+});
+
+// ---- Presence belongs to one game process; hostile lines (docs/formats.md#midnight-roll) ----
+
+describe('GET /api/players/online and the logs of an earlier run', () => {
+  const defer = cleanupStack();
+  /** Local date and time of day, as log4j names archives and stamps lines. */
+  const localStamp = (ms: number) => {
+    const at = new Date(ms);
+    const pad = (n: number) => String(n).padStart(2, '0');
+    return { date: `${at.getFullYear()}-${pad(at.getMonth() + 1)}-${pad(at.getDate())}`, clock: `${pad(at.getHours())}:${pad(at.getMinutes())}:${pad(at.getSeconds())}` };
+  };
+  const startedAtMs = (pid: number) => {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const startTicks = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]);
+    return Date.now() - (parseFloat(fs.readFileSync('/proc/uptime', 'utf8')) - startTicks / 100) * 1000;
+  };
+
+  test('GET /api/players/online counts nobody from an archive of an earlier run while latest.log has no Starting line yet, and counts the players of an archive this process rolled', async () => {
+    const host = await makeSandbox(defer);
+    const pid = await host.startGame();
+    const logs = serverFile(host, 'logs');
+    for (const name of fs.readdirSync(logs)) fs.rmSync(path.join(logs, name));
+    // the running game's log as it is before its Starting line (early ServerMain lines only)
+    fs.writeFileSync(path.join(logs, 'latest.log'), `[${localStamp(Date.now()).clock}] [ServerMain/INFO]: Loaded 1370 recipes\n`);
+    // the run before, rolled when this one started: it crashed with Kim online
+    const earlier = localStamp(startedAtMs(pid) - 3 * 3600_000);
+    fs.writeFileSync(path.join(logs, `${earlier.date}-1.log.gz`), gzipSync(`[${earlier.clock}] [Server thread/INFO]: Starting minecraft server version 1.21.4\n[${earlier.clock}] [Server thread/INFO]: Kim joined the game\n`));
+    const d = await startDaemon(host, defer);
+    assert.deepEqual((await d.get('/api/players/online')).json, { ok: true, online: true, count: 0, players: [] });
+    // this process's own session, rolled at midnight: a Starting line after the process started
+    const own = localStamp(startedAtMs(pid) + 1_000);
+    const rolled = path.join(logs, `${own.date}-2.log.gz`);
+    fs.writeFileSync(rolled, gzipSync(`[${own.clock}] [Server thread/INFO]: Starting minecraft server version 1.21.4\n[${own.clock}] [Server thread/INFO]: Lou joined the game\n`));
+    const fresh = await startDaemon(host, defer);
+    assert.deepEqual((await fresh.get('/api/players/online')).json, { ok: true, online: true, count: 1, players: ['Lou'] });
+  });
+
+  test('GET /api/players/online answers at once when latest.log ends in a 512 KiB line built to make a prefix pattern backtrack', async () => {
+    const host = await makeSandbox(defer);
+    await host.startGame();
+    const d = await startDaemon(host, defer);
+    assert.equal((await d.get('/api/players/online')).status, 200);   // read to its end
+    fs.appendFileSync(serverFile(host, 'logs/latest.log'), `[${'00:00:00 '.repeat(58_000)}Alex joined the game`);
+    // a backtracking pattern took about 10 s per request here; the bound says "at once", generously
+    const res = await d.get('/api/players/online', { timeoutMs: 3_000 });
+    assert.deepEqual(res.json, { ok: true, online: true, count: 0, players: [] });
+    const tail = await d.get('/api/logs/latest?lines=1', { timeoutMs: 3_000 });
+    assert.equal(tail.status, 200);
+    assert.equal(tail.json.lines[0].length, 9 * 58_000 + 21);
+  });
 });
 
 // ---- Hostile input (every route; seeded, replayable from the seed in the test name) ----

@@ -28,7 +28,7 @@ const COMMAND_MAX_CHARS = 1_000;
 const KEY_MIN_CHARS = 16;
 const TAIL_FIRST_BLOCK_BYTES = 16 * 1024; // then doubling: 200 lines take one read, 2000 a few
 const TAIL_BLOCK_MAX_BYTES = 1024 * 1024;
-const TAIL_MAX_BYTES = 4 * 1024 * 1024; // a tail never reads more than this, however long the lines
+const TAIL_MAX_BYTES = 1024 * 1024; // a tail never reads more than this, however long the lines (2000 usual lines are ~300 KB)
 const TAIL_READS_AT_ONCE = 4;
 const PRESENCE_CHUNK_BYTES = 1024 * 1024;
 const PRESENCE_LINE_MAX_BYTES = 4 * 1024; // no event line is near it; longer lines are skipped unread
@@ -57,6 +57,7 @@ const KEEP_ALIVE_TIMEOUT_MS = 5_000;
 const SHUTDOWN_GRACE_MS = 5_000;
 const MAX_CONNECTIONS = 512;
 const REPLY_BYTES_IN_FLIGHT_MAX = 32 * 1024 * 1024; // replies written but not yet taken by the kernel
+const SMALL_REPLY_BYTES = 16 * 1024; // a reply this small is always sent: errors, status, the busy answer itself
 const REPLY_DRAIN_TIMEOUT_MS = 10_000;
 const CLOCK_TICKS_PER_SECOND = 100; // USER_HZ: /proc reports clock_t in 1/100 s on every Linux architecture
 // docs/api.md#command-output
@@ -705,8 +706,24 @@ function getTail(host: Host, { search, reveal }: Request, file: string, shownAs:
   const count = parseLines(all.length === 0 ? null : all[0]);
   return host.shared(`${shownAs}:${count}:${reveal}`, async () => {
     const lines = await host.tails.read(file, count);
-    return json({ ok: true, file: shownAs, lines: reveal ? lines : lines.map(maskAddresses) });
+    return { status: 200, body: tailBody(shownAs, reveal ? lines : lines.map(maskAddresses)) };
   });
+}
+
+/**
+ * `{ok, file, lines}` serialised line by line into one Buffer: a tail may be megabytes, and one JSON string of it
+ * would go to V8's large-object space, which only a full collection frees (400 slow readers took it to 250 MiB).
+ */
+function tailBody(shownAs: string, lines: readonly string[]): Buffer {
+  const head = `{"ok":true,"file":${JSON.stringify(shownAs)},"lines":[`;
+  const quoted = lines.map((line) => JSON.stringify(line));
+  let size = Buffer.byteLength(head) + Math.max(0, quoted.length - 1) + 2;
+  for (const line of quoted) size += Buffer.byteLength(line);
+  const body = Buffer.allocUnsafe(size);
+  let at = body.write(head);
+  for (let i = 0; i < quoted.length; i++) at += body.write(i === 0 ? quoted[i] : `,${quoted[i]}`, at);
+  body.write(']}', at);
+  return body;
 }
 
 async function getReportText(host: Host): Promise<Reply> {
@@ -796,6 +813,7 @@ interface Host {
   whitelist: WhitelistEditor;
   events: Events;
   metrics: Metrics;
+  replies: ReplyBudget;
 }
 
 export interface Daemon {
@@ -814,19 +832,21 @@ export function createDaemon(config: Readonly<Config>): Daemon {
   const presence = createPresence(config, clock);
   const gameConsole = createGameConsole(config, game, presence);
   const events = createEvents(config, game, presence);
+  const replies = createReplyBudget();
   const host: Host = {
     config,
     shared: createSharedAnswers(),
     clock,
     game,
     presence,
-    tails: createTailReader(),
+    tails: createTailReader(replies),
     backups: createBackups(config),
     report: createReportRunner(config),
     console: gameConsole,
     whitelist: createWhitelistEditor(config, game, gameConsole),
     events,
     metrics: createMetrics(config, clock, game, presence),
+    replies,
   };
   const server = createHttpServer(host);
   let closing: Promise<void> | undefined;
@@ -902,6 +922,35 @@ function createSharedAnswers(): SharedAnswers {
     if (bytes === undefined) return value;
     keep(key, now, bytes);
     return bytes as T;
+  };
+}
+
+// ---- The reply budget: slow readers cannot hold the daemon's memory ----
+
+interface ReplyBudget {
+  /** Whether replies already waiting for slow readers use up the budget: new work is refused with 503. */
+  isSpent(): boolean;
+  /** Counts `bytes` a response could not hand to the kernel at once, until `release` runs. */
+  hold(bytes: number): () => void;
+}
+
+/**
+ * docs/api.md#limits-and-protection: the bytes of replies written but not yet taken by the kernel are bounded
+ * (32 MiB), whatever the number of clients that do not read. It is looked at when a request arrives, before a
+ * tail is read (the costly work), and before a large reply is written.
+ */
+function createReplyBudget(): ReplyBudget {
+  let heldBytes = 0;
+  return {
+    isSpent: () => heldBytes >= REPLY_BYTES_IN_FLIGHT_MAX,
+    hold(bytes) {
+      heldBytes += bytes;
+      let released = false;
+      return () => {
+        if (!released) heldBytes -= bytes;
+        released = true;
+      };
+    },
   };
 }
 
@@ -1271,15 +1320,22 @@ interface TailReader {
   read(file: string, count: number): Promise<string[]>;
 }
 
-function createTailReader(): TailReader {
+function createTailReader(replies: ReplyBudget): TailReader {
   let reading = 0;
   const waiting: Array<() => void> = [];
+  // the buffers of finished reads, lent to the next ones: off-heap memory that only a collection frees is not asked
+  // for again on every request (docs/performance.md: peak memory); at most TAIL_READS_AT_ONCE are out at once
+  const windows: Buffer[] = [];
   return {
     async read(file, count) {
       while (reading >= TAIL_READS_AT_ONCE) await new Promise<void>((resolve) => waiting.push(resolve));
+      if (replies.isSpent()) {
+        waiting.shift()?.(); // the turn this one was woken for goes to the next, which then finds the budget spent too
+        throw new HttpError(503, BUSY_MESSAGE, { 'Retry-After': '1' });
+      }
       reading++;
       try {
-        return await readTail(file, count);
+        return await readTail(file, count, windows);
       } finally {
         reading--;
         waiting.shift()?.();
@@ -1289,9 +1345,10 @@ function createTailReader(): TailReader {
 }
 
 /** The last `count` lines of a file, oldest first, read backwards from the end in growing blocks. */
-export async function readTail(file: string, count: number): Promise<string[]> {
+export async function readTail(file: string, count: number, windows: Buffer[] = []): Promise<string[]> {
   const { handle } = await openRegularFile(file);
-  let window = Buffer.allocUnsafe(TAIL_FIRST_BLOCK_BYTES);
+  // one buffer, filled from its end and grown by doubling, borrowed from those earlier reads left
+  let window = windows.pop() ?? Buffer.allocUnsafe(TAIL_FIRST_BLOCK_BYTES);
   try {
     // the handle pins the inode: a log replaced meanwhile is read whole from the old file
     for (let attempt = 0; ; attempt++) {
@@ -1324,6 +1381,7 @@ export async function readTail(file: string, count: number): Promise<string[]> {
       return lastLines(window.subarray(filled), count, start === 0);
     }
   } finally {
+    windows.push(window);
     await handle.close();
   }
 }
@@ -3190,7 +3248,6 @@ const CLIENT_ERRORS: Record<string, [number, string]> = {
  */
 function createHttpServer(host: Host): Server {
   const { config } = host;
-  let replyBytesInFlight = 0;
 
   /** Finds the route for a request and runs it; every failure is thrown as an HttpError. */
   const dispatch = (req: IncomingMessage, res: ServerResponse, expectsContinue: boolean): Reply | Promise<Reply> => {
@@ -3211,7 +3268,7 @@ function createHttpServer(host: Host): Server {
       if (config.apiKey === undefined) throw new HttpError(503, DISABLED_MESSAGE, expectsContinue ? { Connection: 'close' } : {});
       if (!reveal) throw new HttpError(401, UNAUTHORIZED_MESSAGE, expectsContinue ? { Connection: 'close' } : {});
     }
-    if (replyBytesInFlight >= REPLY_BYTES_IN_FLIGHT_MAX) throw new HttpError(503, BUSY_MESSAGE, { 'Retry-After': '1' });
+    if (host.replies.isSpent()) throw new HttpError(503, BUSY_MESSAGE, { 'Retry-After': '1' });
     let continued = !expectsContinue;
     const allowBody = (): void => {
       // 100 Continue only once the key is known good: a client without it never gets to send its body
@@ -3223,11 +3280,14 @@ function createHttpServer(host: Host): Server {
 
   /** The one place a response is written: every reply carries the same headers. `client` is set for writes. */
   const send = (req: IncomingMessage, res: ServerResponse, reply: Reply, client: string | undefined): void => {
+    const length = typeof reply.body === 'string' ? Buffer.byteLength(reply.body) : reply.body.length;
+    // a large reply made while others filled the budget is not written after them
+    if (length > SMALL_REPLY_BYTES && host.replies.isSpent()) return send(req, res, errorReply(503, BUSY_MESSAGE, { 'Retry-After': '1' }), client);
     const { status, body, headers } = reply;
     host.metrics.count(req, status);
     if (reply.stream !== undefined) return openStream(req, res, reply.stream, headers);
     const list = [...COMMON_HEADERS];
-    if (status !== 204) list.push('Content-Type', reply.type ?? JSON_TYPE, 'Content-Length', String(typeof body === 'string' ? Buffer.byteLength(body) : body.length));
+    if (status !== 204) list.push('Content-Type', reply.type ?? JSON_TYPE, 'Content-Length', String(length));
     if (headers !== undefined) for (const name in headers) list.push(name, headers[name]);
     // once the daemon stops listening, no connection is kept for a next request
     if (!server.listening && headers?.Connection === undefined) list.push('Connection', 'close');
@@ -3238,10 +3298,10 @@ function createHttpServer(host: Host): Server {
     // against the bound, and given a deadline
     const pending = res.socket?.writableLength ?? 0;
     if (pending > 0) {
-      replyBytesInFlight += pending;
+      const release = host.replies.hold(pending);
       const deadline = setTimeout(() => res.destroy(), REPLY_DRAIN_TIMEOUT_MS);
       res.once('close', () => {
-        replyBytesInFlight -= pending;
+        release();
         clearTimeout(deadline);
       });
     }

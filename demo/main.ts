@@ -143,6 +143,9 @@ async function main(): Promise<void> {
     process.exit(status);
   };
   // Ctrl-C in the terminal reaches the daemon too (same process group); it shuts down on SIGINT by itself.
+  // It also reaches `tee` in `npm run demo | tee demo.log`, which goes first: a line written after that meets
+  // EPIPE, and the host must still be removed.
+  for (const stream of [process.stdout, process.stderr]) stream.on('error', () => undefined);
   process.on('SIGINT', () => void shutDown(0));
   process.on('SIGTERM', () => void shutDown(0));
 
