@@ -807,6 +807,52 @@ describe('configuration', () => {
     });
   }
 
+  test('node dist/server.js reads the key from API_KEY_FILE, one trailing newline removed', async () => {
+    const file = path.join(host.root, 'api-key-file');
+    fs.writeFileSync(file, `${KEY}\n`, { mode: 0o600 });
+    const d = await startDaemon(host, defer, { API_KEY: null, API_KEY_FILE: file });
+    assert.deepEqual((await d.post('/api/command', '[not json', { key: KEY })).json, { ok: false, error: MSG.notObject });   // past the key check
+    assert.equal((await d.post('/api/command', '[not json', { key: `${KEY}x` })).status, 401);
+    assert.ok(!d.stdout().includes(KEY) && !d.stderr().includes(KEY));
+  });
+
+  for (const [label, env, pattern] of [
+    ['both API_KEY and API_KEY_FILE set', { API_KEY: KEY, API_KEY_FILE: 'key-file' }, /^API_KEY and API_KEY_FILE are both set; set only one of them\.$/m],
+    ['API_KEY_FILE naming a missing file', { API_KEY: null, API_KEY_FILE: 'no-such-key-file' }, /^API_KEY_FILE must name a readable regular file; got ".*no-such-key-file" \(no-such-key-file not found\)\.$/m],
+    ['API_KEY_FILE naming a folder', { API_KEY: null, API_KEY_FILE: '.' }, /^API_KEY_FILE must name a readable regular file; got /m],
+    ['a key of 15 characters', { API_KEY: 'k'.repeat(15) }, /^API_KEY must hold a key of 16 or more printable ASCII characters without spaces; got 15 characters\.$/m],
+    ['a key with a space inside', { API_KEY: 'abcdefgh ijklmnopqrs' }, /^API_KEY must hold .*; got 20 characters, not all of them printable ASCII\.$/m],
+    ['a key with a control character', { API_KEY: 'abcdefgh\u0001ijklmnopqrs' }, /^API_KEY must hold .*not all of them printable ASCII\.$/m],
+    ['a key with a non-ASCII character', { API_KEY: 'abcdefghé-ijklmnopqrs' }, /^API_KEY must hold .*not all of them printable ASCII\.$/m],
+    ['a key file holding a tab', { API_KEY: null, API_KEY_FILE: 'tab-key-file' }, /^API_KEY_FILE must hold .*not all of them printable ASCII\.$/m],
+    ['CONSOLE_SHELL_PANE=maybe', { CONSOLE_SHELL_PANE: 'maybe' }, /^CONSOLE_SHELL_PANE must be refuse or allow; got "maybe"\.$/m],
+  ] as const) {
+    test(`node dist/server.js with ${label} exits 78 with a message naming the variable, never the key`, async () => {
+      fs.writeFileSync(path.join(host.root, 'key-file'), `${KEY}\n`);
+      fs.writeFileSync(path.join(host.root, 'tab-key-file'), 'abcdefgh\tijklmnopqrs\n');
+      const extra: Record<string, string> = {};
+      for (const [name, value] of Object.entries(env)) if (value !== null) extra[name] = name === 'API_KEY_FILE' ? path.join(host.root, value) : value;
+      const base = host.daemonEnv({ PORT: String(await freePort()), HOST: '127.0.0.1', ...extra });
+      const run = await runToExit(base);
+      assert.equal(run.code, 78, run.stderr);
+      assert.match(run.stderr, pattern);
+      for (const value of Object.values(extra)) if (!value.startsWith(host.root) && value.length >= 15) assert.ok(!run.stderr.includes(value) && !run.stdout.includes(value), 'the key is never printed');
+      assert.ok(!run.stdout.includes('listening on'));
+    });
+  }
+
+  test('node dist/server.js: an exception outside any request is logged and the daemon exits 1, for systemd to restart it', async () => {
+    const env = host.daemonEnv({ PORT: String(await freePort()), HOST: '127.0.0.1', API_KEY: KEY });
+    const child = spawn(DAEMON_NODE, ['-e', `require(${JSON.stringify(DAEMON)}).main([]); setTimeout(() => { throw new Error('boom from a timer'); }, 300);`],
+      { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout!.setEncoding('utf8').on('data', (text: string) => (out += text));
+    defer(() => { if (child.exitCode === null) child.kill('SIGKILL'); });
+    const code = await new Promise((resolve) => child.once('exit', resolve));
+    assert.equal(code, 1);
+    assert.match(out, /Z uncaught exception: Error: boom from a timer\n/);
+  });
+
   test('node dist/server.js --help prints the usage and exits 0 without reading the configuration', async () => {
     const run = await runToExit(host.daemonEnv({ PORT: 'abc' }), ['--help']);
     assert.deepEqual({ code: run.code, stderr: run.stderr }, { code: 0, stderr: '' });
@@ -952,6 +998,33 @@ describe('GET / and GET /api/report', () => {
     assert.equal(isAlive(escaped), false);
   });
 
+  test('GET /api/report: a script still running when the daemon stops on SIGTERM is ended with everything it started', async () => {
+    setMode('hang');
+    const d = await startDaemon(host, defer);
+    const before = runs().length;
+    const pending = d.get('/api/report', { timeoutMs: 30_000 }).catch(() => null);
+    await waitFor(() => runs().length > before && fileLines(path.join(host.controlDir, 'report-children')).length > 0);
+    const scriptPid = Number(runs()[before]);
+    const childPid = Number(fileLines(path.join(host.controlDir, 'report-children')).at(-1));
+    assert.deepEqual(await d.stop('SIGTERM'), { code: 0, signal: null });
+    await waitFor(() => !isAlive(scriptPid) && !isAlive(childPid));
+    await pending;
+  });
+
+  test('GET /api/report runs the script without API_KEY, API_KEY_FILE or EVENT_WEBHOOK_SECRET in its environment', async () => {
+    setMode('normal');
+    const keyFile = path.join(host.root, 'report-key');
+    fs.writeFileSync(keyFile, `${KEY}\n`);
+    for (const extra of [{}, { API_KEY: null, API_KEY_FILE: keyFile, EVENT_WEBHOOK_SECRET: 'webhook-secret-1234' }] as Array<Record<string, string | null>>) {
+      const d = await startDaemon(host, defer, extra);
+      const record = () => readOr(path.join(host.root, 'report-secrets.txt')).toString().split('\n').slice(0, -1);   // a line per run
+      const before = record().length;
+      assert.equal((await d.get('/api/report')).status, 200);
+      assert.deepEqual(record().slice(before), ['']);   // one run, and no secret's name in it
+      await d.stop();
+    }
+  });
+
   test('GET /api/report in flight when SIGTERM arrives still finishes, then the daemon exits 0', async () => {
     setMode('slow');
     const d = await startDaemon(host, defer);
@@ -1043,6 +1116,15 @@ describe('GET /api/status', () => {
     assert.deepEqual(await status(), { ok: true, online: true, pid });
     fs.writeFileSync(versionFile(), '{"currentVersion":');
     assert.deepEqual(await status(), { ok: true, online: true, pid });
+  });
+
+  test('GET /api/status counts uptime by the boot clock of /proc/uptime, the clock process start times count in', async () => {
+    const gamePid = findGamePids(host.serverDir)[0] ?? await host.startGame();
+    const res = await d.get('/api/status', { afterChange: true });
+    const stat = fs.readFileSync(`/proc/${gamePid}/stat`, 'utf8');
+    const expected = parseFloat(fs.readFileSync('/proc/uptime', 'utf8')) - Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]) / 100;
+    const [h, m, sec] = String(res.json.uptime).split(':').map(Number);
+    assert.ok(Math.abs(h * 3600 + m * 60 + sec - expected) <= 1.5, `${res.json.uptime} against ${expected.toFixed(1)} s`);
   });
 
   test('GET /api/status finds the game through a symlinked SERVER_DIR', async () => {
@@ -1342,6 +1424,23 @@ describe('GET /api/logs/latest and GET /api/logs/snapshot', () => {
     });
   }
 
+  test('GET /api/logs/latest masks addresses in every layout the servers write, unless the valid key is sent', async () => {
+    const stored = [
+      `${P}Bob[/2001:db8:0:0:0:0:0:7:50122] logged in with entity id 9 at (0.5, 64.0, 0.5)`,
+      `${P}§e10.1.2.3 and \x1b[33m2001:db8::7\x1b[0m in colour`,
+      `${P}Disconnecting Eve ([::ffff:10.1.2.3]:5000): Banned`,
+      `${P}from /::ffff:10.1.2.3:5000 and [10.9.8.7]`,
+    ];
+    fs.writeFileSync(latest(), stored.join('\n') + '\n');
+    assert.deepEqual((await tail('/api/logs/latest')).json.lines, [
+      `${P}Bob[/<ip>:50122] logged in with entity id 9 at (0.5, 64.0, 0.5)`,
+      `${P}§e<ip> and \x1b[33m<ip>\x1b[0m in colour`,
+      `${P}Disconnecting Eve ([<ip>]:5000): Banned`,
+      `${P}from /<ip>:5000 and [<ip>]`,
+    ]);
+    assert.deepEqual((await tail('/api/logs/latest', '', { key: KEY })).json.lines, stored);
+  });
+
   const long = `${P}${'é✓<>x'.repeat(30_000)}`;   // 270 000 bytes
   for (const [rule, content, expected] of [
     ['lines longer than a 64 KiB block', `first\n${long}\nlast\n`, ['first', long, 'last']],
@@ -1511,6 +1610,15 @@ describe('GET /api/properties', () => {
     }
   });
 
+  test('GET /api/properties redacts text-filtering-config and level-seed, empty ones too, and keeps __proto__ and constructor as keys', async () => {
+    fs.writeFileSync(properties(), 'text-filtering-config={"apiKey"\\:"k-123"}\nlevel-seed=\n__proto__=x\nconstructor=y\nmotd=hi\n');
+    const res = await d.get('/api/properties', { afterChange: true });
+    assert.equal(res.text, '{"ok":true,"properties":{"text-filtering-config":"<redacted>","level-seed":"<redacted>","__proto__":"x","constructor":"y","motd":"hi"}}');
+    const revealed = await d.get('/api/properties', { key: KEY, afterChange: true });
+    assert.equal(revealed.text, '{"ok":true,"properties":{"text-filtering-config":"{\\"apiKey\\":\\"k-123\\"}","level-seed":"","__proto__":"x","constructor":"y","motd":"hi"}}');
+    fs.writeFileSync(properties(), stored);
+  });
+
   test('GET /api/properties reveals the stored values to the valid key', async () => {
     const res = await d.get('/api/properties', { key: KEY, afterChange: true });
     assert.equal(res.status, 200);
@@ -1643,6 +1751,25 @@ describe('POST /api/server/* and POST /api/backup', () => {
       }
     });
   }
+
+  test('POST /api/server/start: neither serv nor the game it starts gets API_KEY, API_KEY_FILE or EVENT_WEBHOOK_SECRET', async () => {
+    const own = await makeSandbox(defer);
+    const keyFile = path.join(own.root, 'api-key');
+    fs.writeFileSync(keyFile, `${KEY}\n`);
+    const receiver = http.createServer((_req, res) => res.end()).listen(0, '127.0.0.1');
+    defer(() => new Promise((resolve) => receiver.close(resolve)));
+    await new Promise((resolve) => receiver.once('listening', resolve));
+    const daemon = await startDaemon(own, defer, {
+      API_KEY: null, API_KEY_FILE: keyFile, EVENT_WEBHOOK_SECRET: 'webhook-secret-1234',
+      EVENT_WEBHOOK_URL: `http://127.0.0.1:${(receiver.address() as net.AddressInfo).port}/`,
+    });
+    assert.equal((await daemon.post('/api/server/start', undefined, { key: KEY })).status, 200);
+    const call = await waitFor(() => servCalls(own)[0]);
+    assert.deepEqual((call as unknown as { secretsInEnv: string[] }).secretsInEnv, []);
+    const [gamePid] = await waitFor(() => { const pids = findGamePids(own.serverDir); return pids.length === 1 && pids; });
+    const environ = fs.readFileSync(`/proc/${gamePid}/environ`, 'utf8').split('\0').map((v) => v.split('=')[0]);
+    assert.deepEqual(environ.filter((name) => ['API_KEY', 'API_KEY_FILE', 'EVENT_WEBHOOK_SECRET'].includes(name)), []);
+  });
 
   test('POST /api/backup answers 409 while the backup it launched runs, and 200 once it ended', async () => {
     const backup = servCalls(host).find((c) => c.argv[0] === 'backup');
@@ -2171,6 +2298,48 @@ describe('POST /api/whitelist/add and /remove while the game server is stopped, 
     assert.deepEqual(fs.readFileSync(whitelist()), before);
   });
 
+  test('POST /api/whitelist/add writes through a symlinked whitelist.json to its target, keeping the link, the mode and the owner', async () => {
+    const shared = fs.mkdtempSync(path.join(host.root, 'lists-'));
+    const target = path.join(shared, 'whitelist.json');
+    fs.writeFileSync(target, gson(entries.slice(0, 1)));
+    fs.chmodSync(target, 0o640);
+    fs.chownSync(target, 1234, 2345);   // tests run as root: another owner than the daemon's
+    const link = whitelist();
+    const saved = fs.readFileSync(link);
+    fs.rmSync(link);
+    fs.symlinkSync(target, link);
+    try {
+      const res = await d.post('/api/whitelist/add', { player: 'Link_Player' }, { key: KEY });
+      assert.deepEqual([res.status, res.json], [200, { ok: true, message: 'Link_Player added to whitelist.' }]);
+      assert.equal(fs.lstatSync(link).isSymbolicLink(), true);
+      assert.equal(fs.readlinkSync(link), target);
+      const written = JSON.parse(fs.readFileSync(target, 'utf8')) as Array<{ name: string }>;
+      assert.deepEqual(written.map((e) => e.name), [entries[0].name, 'Link_Player']);
+      const st = fs.statSync(target);
+      assert.deepEqual([st.mode & 0o777, st.uid, st.gid], [0o640, 1234, 2345]);
+      assert.deepEqual(fs.readdirSync(shared), ['whitelist.json']);
+      assert.deepEqual(fs.readdirSync(host.serverDir).filter((n) => n.startsWith('whitelist.json') && n !== 'whitelist.json'), []);
+    } finally {
+      fs.rmSync(link);
+      fs.writeFileSync(link, saved);
+      fs.chmodSync(link, 0o640);
+    }
+  });
+
+  test('POST /api/whitelist/add replaces whitelist.json by rename: a reader holding the old file still reads it whole', async () => {
+    const before = fs.readFileSync(whitelist());
+    const fd = fs.openSync(whitelist(), 'r');   // a reader in the middle of reading, as the game could be
+    try {
+      const res = await d.post('/api/whitelist/add', { player: 'Atomic_One' }, { key: KEY });
+      assert.equal(res.status, 200);
+      const old = Buffer.alloc(before.length + 16);
+      assert.deepEqual(old.subarray(0, fs.readSync(fd, old, 0, old.length, 0)), before);   // an in-place write would have changed it
+      assert.ok(fs.readFileSync(whitelist(), 'utf8').includes('"Atomic_One"'));
+    } finally {
+      fs.closeSync(fd);
+    }
+  });
+
   // Minecraft reads the flag with Boolean.valueOf: only "true", in any letter case and without blanks, is online
   for (const [setting, player] of [['online-mode=False', 'Mixed_Case'], ['online-mode=false ', 'Trailing_Blank']]) {
     test(`POST /api/whitelist/add writes the offline UUID without a lookup when server.properties says ${JSON.stringify(setting)}`, async () => {
@@ -2233,6 +2402,28 @@ describe('POST /api/whitelist/add while the game server is stopped, online-mode=
       assert.deepEqual(fs.readFileSync(whitelist()), before);
     });
   }
+
+  test('POST /api/whitelist/add does not use a usercache.json entry whose uuid is malformed, and asks the lookup instead', async () => {
+    fs.writeFileSync(serverFile(host, 'usercache.json'), JSON.stringify([
+      { name: 'Bad_Uuid', uuid: 'not-a-uuid', expiresOn: '2030-01-01 00:00:00 +0000' },
+      { name: 'Undashed', uuid: '069a79f444e94726a5befca90e38aaf5', expiresOn: '2030-01-01 00:00:00 +0000' },
+    ]));
+    const before = fs.readFileSync(whitelist());
+    for (const player of ['Bad_Uuid', 'Undashed']) {
+      const lookups = stubPaths.length;
+      const res = await d.post('/api/whitelist/add', { player }, { key: KEY });
+      assert.deepEqual([res.status, res.json], [502, { ok: false, error: `No Minecraft account is named ${player}.` }]);
+      assert.deepEqual(stubPaths.slice(lookups), [`/${player}`]);
+    }
+    assert.deepEqual(fs.readFileSync(whitelist()), before);
+  });
+
+  test('POST /api/whitelist/add answers 502 within its 5 s deadline when the lookup answers a byte every 200 ms, and writes nothing', async () => {
+    const before = fs.readFileSync(whitelist());
+    const res = await d.post('/api/whitelist/add', { player: 'Slow_Drip' }, { key: KEY, timeoutMs: 12_000 });
+    assert.deepEqual([res.status, res.json], [502, { ok: false, error: MSG.lookupFailed }]);
+    assert.deepEqual(fs.readFileSync(whitelist()), before);
+  });
 
   test('POST /api/whitelist/add looks the player up, not the offline UUID, when server.properties says "online-mode=TRUE"', async () => {
     fs.writeFileSync(serverFile(host, 'server.properties'), 'white-list=true\nonline-mode=TRUE\n');
@@ -2373,6 +2564,44 @@ describe('every response', () => {
       assert.equal(raw.body.length, 0);
     });
   }
+
+  test('GET /api answers 417 JSON with the common headers to an Expect other than 100-continue', async () => {
+    const raw = await rawRequest(d.port, 'GET /api HTTP/1.1\r\nHost: localhost\r\nExpect: something-else\r\n\r\n');
+    assert.equal(raw.status, 417);
+    assertCommonHeaders(raw.headers);
+    assert.deepEqual(JSON.parse(raw.body.toString('utf8')), { ok: false, error: 'Expectation failed' });
+  });
+
+  test('POST /api/command with Expect: 100-continue and a wrong key gets the 401 JSON, and no 100 Continue before it', async () => {
+    const raw = await rawRequest(d.port, 'POST /api/command HTTP/1.1\r\nHost: localhost\r\nX-API-Key: wrong\r\nExpect: 100-continue\r\nContent-Length: 23\r\n\r\n');
+    assert.equal(raw.status, 401);   // the first status line the daemon wrote
+    assertCommonHeaders(raw.headers);
+    assert.equal(raw.headers.connection, 'close');
+    assert.deepEqual(JSON.parse(raw.body.toString('utf8')), { ok: false, error: MSG.unauthorized });
+  });
+
+  test('POST /api/command with Expect: 100-continue and the valid key gets 100 Continue, then its answer once the body is sent', async () => {
+    const socket = net.connect(d.port, '127.0.0.1');
+    let received = '';
+    socket.setEncoding('latin1').on('data', (text: string) => (received += text));
+    defer(() => socket.destroy());
+    const body = '{"command":"say hello"}';
+    socket.write(`POST /api/command HTTP/1.1\r\nHost: localhost\r\nX-API-Key: ${KEY}\r\nExpect: 100-continue\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n`);
+    await waitFor(() => received.startsWith('HTTP/1.1 100 Continue\r\n\r\n'));
+    socket.write(body);
+    await waitFor(() => /\r\n\r\n\{.*\}$/.test(received.slice('HTTP/1.1 100 Continue\r\n\r\n'.length)));
+    // no game runs here: the body was read and the command checked (409), which it could not be without the body
+    assert.match(received, /^HTTP\/1\.1 100 Continue\r\n\r\nHTTP\/1\.1 409 Conflict\r\n/);
+    assert.ok(received.endsWith(JSON.stringify({ ok: false, error: MSG.notRunning })));
+  });
+
+  test('CONNECT answers 405 JSON with the common headers and Allow: GET, HEAD, OPTIONS, POST', async () => {
+    const raw = await rawRequest(d.port, 'CONNECT localhost:6767 HTTP/1.1\r\nHost: localhost:6767\r\n\r\n');
+    assert.equal(raw.status, 405);
+    assertCommonHeaders(raw.headers);
+    assert.equal(raw.headers.allow, 'GET, HEAD, OPTIONS, POST');
+    assert.deepEqual(JSON.parse(raw.body.toString('utf8')), { ok: false, error: 'Method not allowed' });
+  });
 
   test('GET /api/status ignores a query string', async () => {
     assert.deepEqual((await d.get('/api/status?x=1')).json, { ok: true, online: false });
@@ -3086,3 +3315,31 @@ describe('npm run demo', () => {
     assert.deepEqual(processesOf(root), []);
   });
 });
+describe('npm run demo | tee', () => {
+  const defer = cleanupStack();
+
+  test('node dist/demo/main.js | tee, then Ctrl-C to the whole process group (tee ends first), leaves no process and no folder', async () => {
+    const port = await freePort();
+    const home = fs.mkdtempSync(path.join(os.tmpdir(), 'gameserver-demo-home-'));
+    defer(() => fs.rmSync(home, { recursive: true, force: true }));
+    const log = path.join(home, 'demo.log');
+    // the terminal's group: the shell, the demo, tee and the daemon, as `npm run demo | tee demo.log` makes them
+    const group = spawn('sh', ['-c', `"$NODE" "$DEMO" | tee "$LOG" > /dev/null`], {
+      detached: true, stdio: 'ignore',
+      env: { PATH: process.env.PATH ?? '', HOME: home, PORT: String(port), NODE: process.execPath, DEMO: path.join(__dirname, 'demo', 'main.js'), LOG: log },
+    });
+    let root = '';
+    defer(() => {   // only when the test failed half-way
+      try { process.kill(-group.pid!, 'SIGKILL'); } catch { /* gone */ }
+      if (root === '') return;
+      for (const pid of processesOf(root)) process.kill(pid, 'SIGKILL');
+      fs.rmSync(root, { recursive: true, force: true });
+    });
+    await waitFor(() => readOr(log).toString().includes('Press Ctrl-C'), { timeoutMs: 30_000 });
+    root = path.dirname(/ listening on 127\.0\.0\.1:\d+ \(SERVER_DIR=([^,]+),/.exec(readOr(log).toString())?.[1] ?? '');
+    assert.ok(root.includes('gameserver-host-'), readOr(log).toString());
+    process.kill(-group.pid!, 'SIGINT');
+    await waitFor(() => !fs.existsSync(root) && processesOf(root).length === 0, { timeoutMs: 20_000 });
+  });
+});
+
