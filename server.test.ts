@@ -21,8 +21,9 @@ import * as path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { createHost, type Host, type HostOptions } from './demo/host';
 import {
-  HttpError, backupType, formatMemory, formatSize, formatUptime, isInteractiveShell, maskAddresses, offlineUuid, parseLines,
-  parsePresenceLine, parseProperties, readTail, redactProperties, scanPresence, validateCommand, validatePlayer,
+  HttpError, backupType, describeEvent, formatLabels, formatMemory, formatSize, formatUptime, isInteractiveShell, logMessage, maskAddresses,
+  offlineUuid, openApiDocument, parseLines, parsePresenceLine, parseProperties, readTail, redactProperties, scanPresence, validateCommand,
+  validatePlayer,
 } from './server';
 
 const DAEMON = path.join(__dirname, 'server.js');
@@ -129,7 +130,13 @@ async function request(port: number, method: string, urlPath: string, { key, hea
         const text = Buffer.concat(parts).toString('utf8');
         let json: any;
         try { json = JSON.parse(text); } catch { json = undefined; }
-        resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json });
+        const reply = { status: res.statusCode ?? 0, headers: res.headers, text, json };
+        try {
+          assertDescribed(method, urlPath, reply);   // every response a test receives is held against the OpenAPI document
+        } catch (err) {
+          return reject(err);
+        }
+        resolve(reply);
       });
     });
     req.setTimeout(timeoutMs, () => req.destroy(new Error(`${method} ${urlPath}: no answer within ${timeoutMs} ms`)));
@@ -137,6 +144,67 @@ async function request(port: number, method: string, urlPath: string, { key, hea
     for (const chunk of chunks ?? []) req.write(chunk);
     req.end(payload);
   });
+}
+
+// ---- The OpenAPI document holds every response (docs/api.md#openapi-description) ----
+
+type JsonSchema = { [keyword: string]: any };
+const API_DOCUMENT = openApiDocument() as { paths: Record<string, Record<string, any>>; components: { schemas: Record<string, JsonSchema> } };
+
+/** What is wrong with `value` by `schema`: the keywords the document uses (type, const, enum, properties, required,
+ * additionalProperties, items, min/maxItems, pattern, min/maxLength, minimum, format date-time, oneOf, $ref). */
+function schemaErrors(value: unknown, schema: JsonSchema, where = '$'): string[] {
+  if (schema.$ref !== undefined) return schemaErrors(value, API_DOCUMENT.components.schemas[String(schema.$ref).split('/').pop()!], where);
+  if (schema.oneOf !== undefined) {
+    const matching = (schema.oneOf as JsonSchema[]).filter((option) => schemaErrors(value, option, where).length === 0).length;
+    return matching === 1 ? [] : [`${where} matches ${matching} of the oneOf schemas`];
+  }
+  const errors: string[] = [];
+  if ('const' in schema && value !== schema.const) errors.push(`${where} is ${JSON.stringify(value)}, not ${JSON.stringify(schema.const)}`);
+  if (schema.enum !== undefined && !schema.enum.includes(value)) errors.push(`${where} ${JSON.stringify(value)} is none of ${JSON.stringify(schema.enum)}`);
+  const is = { object: typeof value === 'object' && value !== null && !Array.isArray(value), array: Array.isArray(value), string: typeof value === 'string',
+    integer: Number.isInteger(value), number: typeof value === 'number', boolean: typeof value === 'boolean', null: value === null } as Record<string, boolean>;
+  if (schema.type !== undefined && !is[schema.type]) return [...errors, `${where} is not of type ${schema.type}`];
+  if (is.object && (schema.type === 'object' || schema.properties !== undefined)) {
+    const object = value as Record<string, unknown>;
+    for (const name of schema.required ?? []) if (!(name in object)) errors.push(`${where}.${name} is missing`);
+    for (const [name, field] of Object.entries(object)) {
+      const known = schema.properties?.[name];
+      if (known !== undefined) errors.push(...schemaErrors(field, known, `${where}.${name}`));
+      else if (schema.additionalProperties === false) errors.push(`${where}.${name} is not in the schema`);
+      else if (typeof schema.additionalProperties === 'object') errors.push(...schemaErrors(field, schema.additionalProperties, `${where}.${name}`));
+    }
+  }
+  if (is.array) {
+    const items = value as unknown[];
+    if (schema.maxItems !== undefined && items.length > schema.maxItems) errors.push(`${where} has more than ${schema.maxItems} items`);
+    if (schema.items !== undefined) items.forEach((item, i) => errors.push(...schemaErrors(item, schema.items, `${where}[${i}]`)));
+  }
+  if (is.string) {
+    const text = value as string;
+    if (schema.pattern !== undefined && !new RegExp(schema.pattern, 'u').test(text)) errors.push(`${where} ${JSON.stringify(text)} does not match ${schema.pattern}`);
+    if (schema.minLength !== undefined && text.length < schema.minLength) errors.push(`${where} is shorter than ${schema.minLength}`);
+    if (schema.maxLength !== undefined && text.length > schema.maxLength) errors.push(`${where} is longer than ${schema.maxLength}`);
+    if (schema.format === 'date-time' && Number.isNaN(Date.parse(text))) errors.push(`${where} is no date-time`);
+  }
+  if (is.number && schema.minimum !== undefined && (value as number) < schema.minimum) errors.push(`${where} is below ${schema.minimum}`);
+  return errors;
+}
+
+/** Throws when a response to a route of the table has a status, a content type or a body its OpenAPI operation does not describe. */
+function assertDescribed(method: string, urlPath: string, res: { status: number; headers: http.IncomingHttpHeaders; json: unknown }): void {
+  const pathname = urlPath.split('?')[0];
+  const operation = API_DOCUMENT.paths[pathname]?.[method === 'HEAD' ? 'get' : method.toLowerCase()];
+  if (operation === undefined) return;   // an unknown path (404), a method the path has not (405), OPTIONS: no operation's
+  const answer = operation.responses[String(res.status)];
+  if (answer === undefined) throw new Error(`${method} ${pathname} answered ${res.status}, which its OpenAPI operation does not list`);
+  if (method === 'HEAD') return;
+  const [mediaType] = Object.keys(answer.content);
+  const sent = String(res.headers['content-type'] ?? '').split(';')[0];
+  if (sent !== mediaType) throw new Error(`${method} ${pathname} ${res.status} came as ${sent}, described as ${mediaType}`);
+  if (mediaType !== 'application/json') return;
+  const errors = schemaErrors(res.json, answer.content[mediaType].schema);
+  if (errors.length > 0) throw new Error(`${method} ${pathname} ${res.status} does not match its OpenAPI schema: ${errors.join('; ')}`);
 }
 
 /** Raw bytes over node:net, for requests node:http would refuse to send. Resolves once the reply is complete.
@@ -633,6 +701,48 @@ describe('isInteractiveShell()', () => {
     [['bash', '--', 'start.sh'], false], [['fish', '--command', 'java'], false], [['java', '-jar', 'server.jar'], false], [['tmux'], false], [[], false],
   ] as const) {
     test(`isInteractiveShell() reads ${JSON.stringify(argv)} as ${interactive ? 'an interactive shell' : 'no interactive shell'}`, () => assert.equal(isInteractiveShell(argv), interactive));
+  }
+});
+
+describe('logMessage()', () => {
+  for (const [line, message] of [
+    [`${P}There are 1 of a max of 20 players online: Alex`, 'There are 1 of a max of 20 players online: Alex'],
+    ['[04Mar2025 12:00:00.123] [Server thread/INFO] [net.minecraft.server.MinecraftServer/]: Added Alex to the whitelist', 'Added Alex to the whitelist'],
+    [`${P}§aAdded §lAlex§r to the whitelist`, 'Added Alex to the whitelist'],
+    ['\x1b[0;32;1m[12:00:00 INFO]: Done\x1b[m', 'Done'],
+    ['Alex, Steve', 'Alex, Steve'],   // the second line of a 1.12 list has no prefix: kept as it is
+  ]) {
+    test(`logMessage() reads ${JSON.stringify(line)} as ${JSON.stringify(message)}`, () => assert.equal(logMessage(line), message));
+  }
+});
+
+describe('describeEvent()', () => {
+  for (const [event, line] of [
+    [{ type: 'server.started', pid: 42 }, 'The Minecraft server started (pid 42).'],
+    [{ type: 'server.stopping' }, 'The Minecraft server is stopping.'],
+    [{ type: 'server.stopped', pid: 42, crashed: false }, 'The Minecraft server stopped (pid 42).'],
+    [{ type: 'server.stopped', pid: 42, crashed: true }, 'The Minecraft server stopped without shutting down: it crashed or was killed (pid 42).'],
+    [{ type: 'player.joined', player: 'Kai_2' }, 'Kai\\_2 joined the game.'],
+    [{ type: 'player.left', player: '.Bramble_Crest' }, '.Bramble\\_Crest left the game.'],
+    [{ type: 'whitelist.changed', added: ['Alex', 'Kai_2'], removed: [] }, 'Whitelist: added Alex, Kai\\_2.'],
+    [{ type: 'whitelist.changed', added: [], removed: ['@everyone'] }, 'Whitelist: removed @\u200beveryone.'],
+    [{ type: 'backup.finished', backup: { name: 'snapshot_1.tar.gz', size: '1.50 KB' } }, 'Backup finished: snapshot\\_1.tar.gz (1.50 KB).'],
+  ] as const) {
+    test(`describeEvent() writes ${JSON.stringify(event)} as one readable line`, () => assert.equal(describeEvent(event), line));
+  }
+  test('describeEvent() keeps a line within Discord\'s 2000 characters', () => {
+    assert.equal(describeEvent({ type: 'whitelist.changed', added: Array.from({ length: 300 }, (_, i) => `Player${i}`), removed: [] }).length, 2000);
+  });
+});
+
+describe('formatLabels()', () => {
+  for (const [labels, text] of [
+    [{}, ''],
+    [{ player: 'Alex' }, '{player="Alex"}'],
+    [{ version: 'git-Foldenor-"b5dc1ae" (MC: 1.20.4)' }, '{version="git-Foldenor-\\"b5dc1ae\\" (MC: 1.20.4)"}'],
+    [{ route: 'a\\b\nc' }, '{route="a\\\\b\\nc"}'],
+  ] as const) {
+    test(`formatLabels() writes ${JSON.stringify(labels)} as ${text}`, () => assert.equal(formatLabels(labels), text));
   }
 });
 

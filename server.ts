@@ -558,7 +558,7 @@ const allowByPath = new Map([...table].map(([pathname, byMethod]) => [pathname, 
 const ALLOW_ANY = allowHeader(routes.map((r) => r.method));
 
 /** The OpenAPI 3.1 document of the route table (docs/api.md#openapi-description). */
-function describeApi(): object {
+export function openApiDocument(): object {
   const schemaOf = (schema: Schema): object => (typeof schema === 'string' ? { $ref: `#/components/schemas/${schema}` } : refsIn(schema));
   // a schema names another by a bare string wherever a schema may stand (`items: 'Backup'`)
   const refsIn = (schema: { [keyword: string]: unknown }): object => Object.fromEntries(Object.entries(schema).map(([keyword, value]) => {
@@ -636,7 +636,7 @@ function getIndex(): Reply {
 }
 
 // The document does not change while the daemon runs: built and serialised once
-const openApiReply: Reply = json(describeApi());
+const openApiReply: Reply = json(openApiDocument());
 
 function getOpenApi(): Reply {
   return openApiReply;
