@@ -12,7 +12,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash, createHmac, randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as http from 'node:http';
 import * as net from 'node:net';
@@ -3173,6 +3173,643 @@ describe('GET /api/players/online and the logs of an earlier run', () => {
     const tail = await d.get('/api/logs/latest?lines=1', { timeoutMs: 3_000 });
     assert.equal(tail.status, 200);
     assert.equal(tail.json.lines[0].length, 9 * 58_000 + 21);
+  });
+});
+
+// ---- Command output (docs/api.md#command-output) ----
+
+describe('POST /api/command with "output": true', () => {
+  const defer = cleanupStack();
+  let host: Host;
+  let d: Daemon;
+  before(async () => {
+    host = await makeSandbox(defer);
+    await host.startGame();
+    d = await startDaemon(host, defer);
+  });
+  const withOutput = (command: string) => d.post('/api/command', { command, output: true }, { key: KEY });
+
+  test('POST /api/command answers the game\'s one-line reply to list, as its message text', async () => {
+    const res = await withOutput('list');
+    assert.deepEqual([res.status, res.json], [200, { ok: true, message: 'Command sent: list', output: ['There are 0 of a max of 20 players online: '] }]);
+  });
+
+  test('POST /api/command answers every line of a reply of several lines, in order', async () => {
+    const res = await withOutput('banlist');
+    assert.deepEqual(res.json, { ok: true, message: 'Command sent: banlist', output: ['There are 2 ban(s):', 'Griefer_1 was banned by Server: Griefing', 'Spammer_2 was banned by Alex: Spam'] });
+  });
+
+  test('POST /api/command answers "output": [] for a command that prints nothing, once its 3 s pass', async () => {
+    const res = await withOutput('tellraw @a "hi"');
+    assert.deepEqual(res.json, { ok: true, message: 'Command sent: tellraw @a "hi"', output: [] });
+  });
+
+  test('POST /api/command answers at most 100 lines of a longer reply', async () => {
+    const res = await withOutput('help');
+    assert.equal(res.json.output.length, 100);
+    assert.deepEqual([res.json.output[0], res.json.output[99]], ['/command001 <arguments>', '/command100 <arguments>']);
+  });
+
+  test('POST /api/command answers at most 64 KiB of reply lines', async () => {
+    const latest = serverFile(host, 'logs/latest.log');
+    const pending = withOutput('tellraw @a "quiet"');
+    // lines logged in the window, 1,000 bytes each: 65 fit in 64 KiB, the 66th does not
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    fs.appendFileSync(latest, Array.from({ length: 80 }, (_, i) => `[12:00:00] [Async Chat Thread - #1/INFO]: <Alex> ${String(i).padStart(2, '0')} ${'z'.repeat(990)}\n`).join(''));
+    const res = await pending;
+    assert.equal(res.json.output.length, 65);
+    assert.ok(res.json.output.reduce((sum: number, line: string) => sum + Buffer.byteLength(line), 0) <= 64 * 1024);
+  });
+
+  test('POST /api/command answers, among the reply, a chat line logged in the same moment, prefix and colour codes removed', async () => {
+    const pending = withOutput('say window');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    fs.appendFileSync(serverFile(host, 'logs/latest.log'), '[12:00:00] [Async Chat Thread - #2/INFO]: <§eAlex§r> hello there\n');
+    const res = await pending;
+    assert.deepEqual(new Set(res.json.output), new Set(['[Server] window', '<Alex> hello there']));
+  });
+
+  for (const output of [null, 'yes', 1, {}]) {
+    test(`POST /api/command answers 400 for "output": ${JSON.stringify(output)}, and sends nothing`, async () => {
+      const start = consoleBytes(host).length;
+      const res = await d.post('/api/command', { command: 'say not sent', output }, { key: KEY });
+      assert.deepEqual([res.status, res.json], [400, { ok: false, error: 'output must be true or false.' }]);
+      await assertNothingSentSince(d, host, start);
+    });
+  }
+
+  test('POST /api/command with "output": false answers as without it', async () => {
+    const res = await d.post('/api/command', { command: 'say plain', output: false }, { key: KEY });
+    assert.deepEqual([res.status, res.json], [200, { ok: true, message: 'Command sent: say plain' }]);
+  });
+
+  test('POST /api/command runs output windows one at a time: nine are answered, a tenth beyond eight waiting gets 429', async () => {
+    const replies = await Promise.all(Array.from({ length: 10 }, (_, i) => withOutput(`say queued ${i}`)));
+    assert.deepEqual(replies.map((r) => r.status).sort(), [200, 200, 200, 200, 200, 200, 200, 200, 200, 429]);
+    assert.deepEqual(replies.find((r) => r.status === 429)!.json, { ok: false, error: 'Too many commands waiting for output; try again.' });
+    // each window holds its own reply and no other command's
+    for (const reply of replies.filter((r) => r.status === 200)) {
+      assert.deepEqual(reply.json.output, [`[Server] ${reply.json.message.slice('Command sent: say '.length)}`]);
+    }
+  });
+
+  test('POST /api/command without output is never held up by an open output window', async () => {
+    const slow = withOutput('tellraw @a "slow"');   // its window stays open 3 s
+    const order: string[] = [];
+    void slow.then(() => order.push('output'));
+    const start = consoleBytes(host).length;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const plain = await d.post('/api/command', { command: 'say meanwhile' }, { key: KEY });
+    order.push('plain');
+    assert.equal(plain.status, 200);
+    assert.equal(await consoleSince(host, start, 'tellraw @a "slow"\nsay meanwhile\n'), 'tellraw @a "slow"\nsay meanwhile\n');
+    await slow;
+    assert.deepEqual(order, ['plain', 'output']);
+  });
+});
+
+// ---- Confirmed whitelist edits (docs/api.md#confirmed-whitelist-edits) ----
+
+describe('POST /api/whitelist/add and /remove wait for the running game\'s verdict', () => {
+  const defer = cleanupStack();
+  let host: Host;
+  let d: Daemon;
+  before(async () => {
+    host = await makeSandbox(defer, { onlineMode: true });   // only names in usercache.json exist for this game
+    await host.startGame();
+    d = await startDaemon(host, defer);
+  });
+  const whitelist = () => serverFile(host, 'whitelist.json');
+  const names = () => (JSON.parse(fs.readFileSync(whitelist(), 'utf8')) as Array<{ name: string }>).map((e) => e.name).sort();
+  const setEra = (era: string | null) => (era === null ? fs.rmSync(path.join(host.controlDir, 'game-era'), { force: true }) : fs.writeFileSync(path.join(host.controlDir, 'game-era'), `${era}\n`));
+
+  for (const era of ['1.21', '1.12']) {
+    test(`POST /api/whitelist/add answers 200 once the ${era} game confirms, and remove too`, async () => {
+      setEra(era === '1.12' ? era : null);
+      const added = await d.post('/api/whitelist/add', { player: 'kai_2' }, { key: KEY });
+      assert.deepEqual([added.status, added.json], [200, { ok: true, message: 'kai_2 added to whitelist.' }]);
+      assert.ok(names().includes('Kai_2'));
+      const removed = await d.post('/api/whitelist/remove', { player: 'Kai_2' }, { key: KEY });
+      assert.deepEqual([removed.status, removed.json], [200, { ok: true, message: 'Kai_2 removed from whitelist.' }]);
+      assert.ok(!names().includes('Kai_2'));
+    });
+
+    test(`POST /api/whitelist/add answers 404 when the ${era} game says the account does not exist, and nothing changes`, async () => {
+      setEra(era === '1.12' ? era : null);
+      const before = fs.readFileSync(whitelist());
+      const res = await d.post('/api/whitelist/add', { player: 'Nobody_Here' }, { key: KEY });
+      assert.deepEqual([res.status, res.json], [404, { ok: false, error: 'Nobody_Here is not a Minecraft account.' }]);
+      assert.deepEqual(fs.readFileSync(whitelist()), before);
+    });
+  }
+
+  test('POST /api/whitelist/add answers "already on the whitelist" when the game says so of a player listed under an older name', async () => {
+    setEra(null);
+    const before = fs.readFileSync(whitelist());
+    fs.writeFileSync(whitelist(), gson([...JSON.parse(before.toString('utf8')), { uuid: offlineUuid('Kai_2'), name: 'Kai_Old' }]));
+    try {
+      const res = await d.post('/api/whitelist/add', { player: 'Kai_2' }, { key: KEY });
+      assert.deepEqual([res.status, res.json], [200, { ok: true, message: 'Kai_2 is already on the whitelist.' }]);
+    } finally {
+      fs.writeFileSync(whitelist(), before);
+    }
+  });
+
+  test('POST /api/whitelist/remove answers "not on the whitelist" when the 1.12 game cannot remove a name it has no such entry for', async () => {
+    setEra('1.12');
+    const before = fs.readFileSync(whitelist());
+    fs.writeFileSync(whitelist(), gson([...JSON.parse(before.toString('utf8')), { uuid: '069a79f4-44e9-4726-a5be-fca90e38aaf5', name: 'Kai_2' }]));
+    try {
+      const res = await d.post('/api/whitelist/remove', { player: 'Kai_2' }, { key: KEY });
+      assert.deepEqual([res.status, res.json], [200, { ok: true, message: 'Kai_2 is not on the whitelist.' }]);
+    } finally {
+      fs.writeFileSync(whitelist(), before);
+      setEra(null);
+    }
+  });
+
+  test('POST /api/whitelist/add answers 202 when the game neither answers nor changes whitelist.json within 5 s', async (t) => {
+    fs.writeFileSync(path.join(host.controlDir, 'game-ignores-whitelist'), '');
+    t.after(() => fs.rmSync(path.join(host.controlDir, 'game-ignores-whitelist'), { force: true }));
+    const before = fs.readFileSync(whitelist());
+    const res = await d.post('/api/whitelist/add', { player: 'Kai_2' }, { key: KEY });
+    assert.deepEqual([res.status, res.json], [202, { ok: true, message: 'Kai_2: whitelist add sent; the game server has not confirmed it yet.' }]);
+    assert.deepEqual(fs.readFileSync(whitelist()), before);
+  });
+});
+
+// ---- Live events (docs/api.md#live-events) ----
+
+interface StreamEvent { type: string; data: string; lastEventId: string }
+
+/**
+ * An event stream read as browsers and n8n's SSE Trigger (the eventsource package) read one: the WHATWG HTML rules
+ * "Interpreting an event stream" — lines end in CR, LF or CRLF; a leading BOM is skipped; `:` starts a comment; data
+ * lines join with LF; `id` without NUL sets the last event id; `retry` takes digits only; a blank line dispatches,
+ * an empty data buffer dispatches nothing; an event without `event:` is a `message`.
+ */
+function openEventStream(port: number, { path: target = '/api/events', lastEventId }: { path?: string; lastEventId?: string } = {}) {
+  const events: StreamEvent[] = [];
+  let comments = 0;
+  let retryMs: number | undefined;
+  let lastId = lastEventId ?? '';   // a reconnecting EventSource keeps the last id it had
+  let buffer = '';
+  let data = '';
+  let eventType = '';
+  let first = true;
+  const interpret = (line: string): void => {
+    if (line === '') {
+      if (data !== '') events.push({ type: eventType || 'message', data: data.slice(0, -1), lastEventId: lastId });
+      data = '';
+      eventType = '';
+      return;
+    }
+    if (line.startsWith(':')) return void comments++;
+    const colon = line.indexOf(':');
+    const field = colon === -1 ? line : line.slice(0, colon);
+    let value = colon === -1 ? '' : line.slice(colon + 1);
+    if (value.startsWith(' ')) value = value.slice(1);
+    if (field === 'event') eventType = value;
+    else if (field === 'data') data += `${value}\n`;
+    else if (field === 'id' && !value.includes('\0')) lastId = value;
+    else if (field === 'retry' && /^\d+$/.test(value)) retryMs = Number(value);
+  };
+  const headers: Record<string, string> = { Accept: 'text/event-stream' };
+  if (lastEventId !== undefined) headers['Last-Event-ID'] = lastEventId;
+  let response: http.IncomingMessage | undefined;
+  const opened = new Promise<http.IncomingMessage>((resolve, reject) => {
+    const req = http.get({ host: '127.0.0.1', port, path: target, headers, agent: false }, (res) => {
+      response = res;
+      res.setEncoding('utf8').on('data', (chunk: string) => {
+        if (first && chunk.startsWith('\uFEFF')) chunk = chunk.slice(1);
+        first = false;
+        buffer += chunk;
+        // a CR at the end of a chunk may be the first half of a CRLF: it waits for the next chunk
+        for (let match = /\r\n|\r(?!$)|\n/.exec(buffer); match !== null; match = /\r\n|\r(?!$)|\n/.exec(buffer)) {
+          interpret(buffer.slice(0, match.index));
+          buffer = buffer.slice(match.index + match[0].length);
+        }
+      });
+      res.on('error', () => undefined);
+      resolve(res);
+    });
+    req.on('error', reject);
+  });
+  return {
+    events, opened,
+    comments: () => comments, retryMs: () => retryMs, lastEventId: () => lastId,
+    parsed: () => events.map((e) => JSON.parse(e.data) as { type: string; time: string; [field: string]: unknown }),
+    close: () => response?.destroy(),
+  };
+}
+
+describe('GET /api/events', () => {
+  const defer = cleanupStack();
+  let host: Host;
+  let d: Daemon;
+  before(async () => {
+    host = await makeSandbox(defer);
+    d = await startDaemon(host, defer);
+  });
+  const latest = () => serverFile(host, 'logs/latest.log');
+  const stream = (options?: Parameters<typeof openEventStream>[1]) => {
+    const s = openEventStream(d.port, options);
+    defer(() => s.close());
+    return s;
+  };
+  const typesOf = (s: ReturnType<typeof openEventStream>) => s.parsed().map((e) => e.type);
+
+  test('GET /api/events answers text/event-stream with the common headers, no-store and X-Accel-Buffering: no, and begins with retry: 3000', async () => {
+    const s = stream();
+    const res = await s.opened;
+    assert.equal(res.statusCode, 200);
+    assertCommonHeaders(res.headers, 'text/event-stream; charset=utf-8');
+    assert.equal(res.headers['x-accel-buffering'], 'no');
+    await waitFor(() => s.retryMs() === 3000);
+    assert.deepEqual(s.events, []);
+    s.close();
+  });
+
+  test('GET /api/events tells a game server\'s start, its players, its stop line and its end, in order, each once, as unnamed events with ids', async () => {
+    const s = stream();
+    await s.opened;
+    await waitFor(() => s.retryMs() !== undefined);
+    const pid = await host.startGame();
+    await waitFor(() => typesOf(s).includes('server.started'));
+    fs.appendFileSync(latest(), `${P}Alex[/198.51.100.7:53120] logged in with entity id 7 at (0.5, 64.0, 0.5)\n${P}Alex joined the game\n`);
+    await waitFor(() => typesOf(s).includes('player.joined'));
+    const stop = await d.post('/api/command', { command: 'stop' }, { key: KEY });
+    assert.equal(stop.status, 200);
+    await waitFor(() => typesOf(s).includes('server.stopped'));
+    assert.deepEqual(s.parsed().map(({ time: _time, ...rest }) => rest), [
+      { type: 'server.started', pid },
+      { type: 'player.joined', player: 'Alex' },   // no address: events show nothing the public routes do not
+      { type: 'server.stopping' },
+      { type: 'player.left', player: 'Alex' },
+      { type: 'server.stopped', pid, crashed: false },
+    ]);
+    assert.ok(s.events.every((e) => e.type === 'message' && e.lastEventId !== ''));
+    assert.equal(new Set(s.events.map((e) => e.lastEventId)).size, s.events.length);
+    assert.ok(s.parsed().every((e) => !Number.isNaN(Date.parse(e.time)) && e.time.endsWith('Z')));
+    s.close();
+  });
+
+  test('GET /api/events tells a game server that ended without a stop line as crashed, and its players as left', async () => {
+    const s = stream();
+    await s.opened;
+    const pid = await host.startGame();
+    await waitFor(() => typesOf(s).includes('server.started'));
+    fs.appendFileSync(latest(), `${P}Bob joined the game\n`);
+    await waitFor(() => typesOf(s).includes('player.joined'));
+    process.kill(pid, 'SIGKILL');
+    await waitFor(() => typesOf(s).includes('server.stopped'));
+    assert.deepEqual(s.parsed().slice(-2).map(({ time: _time, ...rest }) => rest), [{ type: 'player.left', player: 'Bob' }, { type: 'server.stopped', pid, crashed: true }]);
+    await host.stopGame();
+    s.close();
+  });
+
+  test('GET /api/events tells whitelist changes made by anyone, and a finished backup with its /api/backups entry', async () => {
+    const s = stream();
+    await s.opened;
+    await waitFor(() => s.retryMs() !== undefined);
+    await new Promise((resolve) => setTimeout(resolve, 600));   // the watcher has taken the starting state
+    fs.writeFileSync(serverFile(host, 'whitelist.json'), gson([{ uuid: offlineUuid('Alex'), name: 'Alex' }, { uuid: offlineUuid('Zoe'), name: 'Zoe' }]));
+    await waitFor(() => typesOf(s).includes('whitelist.changed'));
+    const archive = path.join(host.backupDir, 'snapshot_2099-01-01_00-00-00.tar.gz');
+    fs.writeFileSync(`${archive}.part`, Buffer.alloc(1536, 1));
+    fs.renameSync(`${archive}.part`, archive);
+    await waitFor(() => typesOf(s).includes('backup.finished'));
+    const listed = (await d.get('/api/backups', { afterChange: true })).json.backups.find((b: { name: string }) => b.name === path.basename(archive));
+    const [changed, finished] = s.parsed().filter((e) => e.type !== 'player.left');
+    assert.deepEqual({ added: changed.added, removed: changed.removed }, { added: ['Zoe'], removed: ['Steve'] });
+    assert.deepEqual(finished.backup, listed);
+    s.close();
+  });
+
+  test('GET /api/events replays the events after Last-Event-ID (header or ?lastEventId=), and a reset first for an id it does not have', async () => {
+    const first = stream();
+    await first.opened;
+    await new Promise((resolve) => setTimeout(resolve, 600));
+    fs.appendFileSync(latest(), '');
+    fs.writeFileSync(serverFile(host, 'whitelist.json'), gson([{ uuid: offlineUuid('Replay_1'), name: 'Replay_1' }]));
+    await waitFor(() => first.events.length >= 1);
+    const seen = first.lastEventId();
+    first.close();
+    fs.writeFileSync(serverFile(host, 'whitelist.json'), gson([{ uuid: offlineUuid('Replay_2'), name: 'Replay_2' }]));
+    await new Promise((resolve) => setTimeout(resolve, 1_200));   // told within 1 s, kept while nobody listens for 10 s
+    const header = stream({ lastEventId: seen });
+    const query = stream({ path: `/api/events?lastEventId=${encodeURIComponent(seen)}` });
+    for (const s of [header, query]) {
+      await waitFor(() => s.events.length >= 1);
+      assert.deepEqual(s.parsed().map((e) => [e.type, e.added, e.removed]), [['whitelist.changed', ['Replay_2'], ['Replay_1']]]);
+    }
+    const unknown = stream({ lastEventId: 'from-an-earlier-run-7' });
+    await waitFor(() => unknown.events.length >= 1);
+    assert.deepEqual(unknown.parsed().map((e) => e.type), ['stream.reset']);
+    assert.equal(unknown.events[0].lastEventId, 'from-an-earlier-run-7');   // the reset carries no id of its own
+    [header, query, unknown].forEach((s) => s.close());
+  });
+
+  test('GET /api/events watches only while someone listens, and for 10 s after the last stream closed', async () => {
+    const quiet = await startDaemon(host, defer);   // a daemon nobody has listened to yet
+    // the watches the daemon holds: lines of its inotify descriptor's fdinfo (libuv keeps the descriptor itself)
+    const inotifyOf = (pid: number) => fs.readdirSync(`/proc/${pid}/fd`).reduce((watches, fd) => {
+      try {
+        if (fs.readlinkSync(`/proc/${pid}/fd/${fd}`) !== 'anon_inode:inotify') return watches;
+        return watches + fs.readFileSync(`/proc/${pid}/fdinfo/${fd}`, 'utf8').split('\n').filter((line) => line.startsWith('inotify wd:')).length;
+      } catch {
+        return watches;
+      }
+    }, 0);
+    assert.equal(inotifyOf(quiet.child.pid!), 0);
+    const s = openEventStream(quiet.port);
+    defer(() => s.close());
+    await s.opened;
+    await waitFor(() => inotifyOf(quiet.child.pid!) > 0);
+    s.close();
+    const closedAt = Date.now();
+    await waitFor(() => inotifyOf(quiet.child.pid!) === 0, { timeoutMs: 15_000 });
+    assert.ok(Date.now() - closedAt >= 9_000, 'watching lingers for 10 s after the last stream');
+  });
+
+  test('GET /api/events sends a keep-alive comment within 15 s of quiet', async () => {
+    const s = stream();
+    await s.opened;
+    await waitFor(() => s.comments() >= 1, { timeoutMs: 17_000 });
+    s.close();
+  });
+
+  test('GET /api/events answers a 65th stream with 503 JSON while 64 are open', async () => {
+    const own = await startDaemon(host, defer);
+    const streams = Array.from({ length: 64 }, () => openEventStream(own.port));
+    defer(() => streams.forEach((s) => s.close()));
+    await Promise.all(streams.map((s) => s.opened));
+    const res = await own.get('/api/events');
+    assert.equal(res.status, 503);
+    assertCommonHeaders(res.headers);
+    assert.deepEqual(res.json, { ok: false, error: 'Too many event streams are open; try again later.' });
+    streams.forEach((s) => s.close());
+  });
+
+  test('HEAD /api/events answers the stream\'s headers and no body', async () => {
+    const raw = await rawRequest(d.port, 'HEAD /api/events HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n', { untilClose: true });
+    assert.equal(raw.status, 200);
+    assertCommonHeaders(raw.headers, 'text/event-stream; charset=utf-8');
+    assert.equal(raw.body.length, 0);
+  });
+});
+
+// ---- The webhook (docs/api.md#webhook) ----
+
+describe('EVENT_WEBHOOK_URL', () => {
+  const defer = cleanupStack();
+  const SECRET = 'webhook-secret-9a8b7c6d';
+
+  /** A receiver that records each POST, and answers as `plan` says for each in turn (status, or a delay first). */
+  async function receiver(plan: Array<number | { delayMs: number; status: number }> = []) {
+    const received: Array<{ body: string; headers: http.IncomingHttpHeaders; signed: boolean; status: number }> = [];
+    const server = http.createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (chunk: Buffer) => chunks.push(chunk)).on('end', () => {
+        const body = Buffer.concat(chunks);
+        const expected = `sha256=${createHmac('sha256', SECRET).update(body).digest('hex')}`;
+        const step = plan.shift() ?? 204;
+        const status = typeof step === 'number' ? step : step.status;
+        received.push({ body: body.toString('utf8'), headers: req.headers, signed: req.headers['x-signature-256'] === expected, status });
+        setTimeout(() => res.writeHead(status).end(), typeof step === 'number' ? 0 : step.delayMs);
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    defer(() => new Promise((resolve) => { server.closeAllConnections(); server.close(resolve); }));
+    return { url: `http://127.0.0.1:${(server.address() as net.AddressInfo).port}/hook?token=t0k3n`, received };
+  }
+  const setWhitelist = (host: Host, ...names: string[]) => fs.writeFileSync(serverFile(host, 'whitelist.json'), gson(names.map((name) => ({ uuid: offlineUuid(name), name }))));
+
+  test('EVENT_WEBHOOK_URL receives every event as its JSON, signed, in order, retried after failures and a slow answer', async () => {
+    const hook = await receiver([500, 503, { delayMs: 1_500, status: 200 }]);
+    const host = await makeSandbox(defer);
+    const d = await startDaemon(host, defer, { EVENT_WEBHOOK_URL: hook.url, EVENT_WEBHOOK_SECRET: SECRET });
+    assert.ok(!d.stdout().includes(SECRET) && !d.stdout().includes('t0k3n'), 'the start-up line shows neither the secret nor the URL\'s token');
+    await new Promise((resolve) => setTimeout(resolve, 700));   // watching from the start: a webhook is set
+    setWhitelist(host, 'First_One');
+    await new Promise((resolve) => setTimeout(resolve, 700));
+    setWhitelist(host, 'Second_One');
+    // the first event fails twice (retried after 1 s, then 2 s), then is answered slowly; the second waits behind it
+    await waitFor(() => hook.received.filter((r) => r.status === 200 || r.status === 204).length >= 2, { timeoutMs: 15_000 });
+    const delivered = hook.received.map((r) => JSON.parse(r.body) as { type: string; added: string[]; removed: string[] });
+    assert.deepEqual(delivered.map((e) => e.added), [['First_One'], ['First_One'], ['First_One'], ['Second_One']]);
+    assert.ok(hook.received.every((r) => r.signed && r.headers['content-type'] === 'application/json'));
+    assert.deepEqual(Object.keys(delivered[0]), ['type', 'time', 'added', 'removed']);
+  });
+
+  test('EVENT_WEBHOOK_FORMAT=discord posts {content} with one readable line, markdown escaped', async () => {
+    const hook = await receiver();
+    const host = await makeSandbox(defer);
+    await startDaemon(host, defer, { EVENT_WEBHOOK_URL: hook.url, EVENT_WEBHOOK_FORMAT: 'discord' });
+    await new Promise((resolve) => setTimeout(resolve, 700));
+    setWhitelist(host, 'Kai_2');
+    await waitFor(() => hook.received.length >= 1);
+    assert.deepEqual(JSON.parse(hook.received[0].body), { content: 'Whitelist: added Kai\\_2; removed Alex, Steve.' });
+    assert.equal(hook.received[0].headers['x-signature-256'], undefined);   // no secret set: no signature
+  });
+
+  for (const [label, env, pattern] of [
+    ['a URL that is not http(s)', { EVENT_WEBHOOK_URL: 'ftp://example.com/hook' }, /^EVENT_WEBHOOK_URL must be an http:\/\/ or https:\/\/ URL; got "ftp:\/\/example\.com\/hook"\.$/m],
+    ['a format other than json or discord', { EVENT_WEBHOOK_URL: 'http://127.0.0.1:9/', EVENT_WEBHOOK_FORMAT: 'slack' }, /^EVENT_WEBHOOK_FORMAT must be json or discord; got "slack"\.$/m],
+  ] as const) {
+    test(`node dist/server.js with ${label} exits 78 naming the variable`, async () => {
+      const host = await makeSandbox(defer);
+      const run = await runToExit(host.daemonEnv({ PORT: String(await freePort()), HOST: '127.0.0.1', ...env }));
+      assert.equal(run.code, 78);
+      assert.match(run.stderr, pattern);
+    });
+  }
+});
+
+// ---- Metrics (docs/api.md#metrics) ----
+
+/** The samples of a text exposition: name{labels} → value; HELP and TYPE lines by family. */
+function parseExposition(text: string) {
+  const samples = new Map<string, number>();
+  const help = new Set<string>();
+  const types = new Map<string, string>();
+  for (const line of text.split('\n')) {
+    if (line === '') continue;
+    const meta = /^# (HELP|TYPE) (\S+) (.+)$/.exec(line);
+    if (meta !== null) {
+      if (meta[1] === 'HELP') help.add(meta[2]);
+      else types.set(meta[2], meta[3]);
+      continue;
+    }
+    const sample = /^([a-zA-Z_:][a-zA-Z0-9_:]*(?:\{(?:[a-zA-Z_][a-zA-Z0-9_]*="(?:[^"\\\n]|\\[\\"n])*",?)*\})?) (\S+)$/.exec(line);
+    assert.ok(sample !== null, `not an exposition line: ${JSON.stringify(line)}`);
+    samples.set(sample[1], Number(sample[2]));
+  }
+  return { samples, help, types };
+}
+
+describe('GET /metrics', () => {
+  const defer = cleanupStack();
+  let host: Host;
+  let d: Daemon;
+  before(async () => {
+    host = await makeSandbox(defer);
+    d = await startDaemon(host, defer);
+  });
+  const scrape = async () => {
+    const res = await d.get('/metrics', { afterChange: true });
+    assert.equal(res.status, 200);
+    assertCommonHeaders(res.headers, 'text/plain; version=0.0.4; charset=utf-8');
+    return { text: res.text, ...parseExposition(res.text) };
+  };
+
+  test('GET /metrics gives every family HELP and TYPE, and leaves out what cannot be known while the game is stopped', async () => {
+    await d.get('/api');   // a request counted before the scrape: a counter with labels has no line before its first
+    const { samples, help, types, text } = await scrape();
+    const families = new Set([...samples.keys()].map((key) => key.split('{')[0]));
+    for (const family of families) {
+      const base = family;
+      assert.ok(help.has(base) && types.has(base), `${family} has HELP and TYPE`);
+    }
+    assert.equal(samples.get('minecraft_up'), 0);
+    assert.equal(samples.get('minecraft_players_online'), 0);
+    assert.equal(samples.get('minecraft_players_max'), 20);
+    assert.equal(samples.get('minecraft_whitelist_players'), 2);
+    assert.equal(samples.get('minecraft_backups'), 4);
+    assert.equal(samples.get('minecraft_backup_last_timestamp_seconds'), Date.parse('2026-11-20T03:00:04Z') / 1000);
+    assert.equal(samples.get(`gameserver_api_build_info{version="${PKG.version}"}`), 1);
+    for (const name of ['minecraft_process_start_time_seconds', 'minecraft_process_resident_memory_bytes', 'minecraft_process_cpu_seconds_total']) {
+      assert.ok(!text.includes(name), `${name} is left out while the game is stopped`);
+    }
+    for (const name of ['process_resident_memory_bytes', 'process_cpu_seconds_total', 'process_start_time_seconds', 'process_open_fds', 'process_max_fds']) {
+      assert.ok((samples.get(name) ?? -1) > 0, name);
+    }
+    assert.equal(types.get('gameserver_api_http_requests_total'), 'counter');
+    assert.equal(types.get('minecraft_up'), 'gauge');
+  });
+
+  test('GET /metrics shows the running game, its players one sample each, and a version with quotes escaped', async () => {
+    const pid = await host.startGame();
+    fs.writeFileSync(serverFile(host, 'version_history.json'), '{"currentVersion":"git-Foldenor-\\"b5dc1ae\\" (MC: 1.20.4)"}');
+    fs.appendFileSync(serverFile(host, 'logs/latest.log'), `${P}Alex joined the game\n${P}.Bramble_Crest joined the game\n`);
+    const first = await scrape();
+    assert.equal(first.samples.get('minecraft_up'), 1);
+    assert.equal(first.samples.get('minecraft_players_online'), 2);
+    assert.equal(first.samples.get('minecraft_player_online{player="Alex"}'), 1);
+    assert.equal(first.samples.get('minecraft_player_online{player=".Bramble_Crest"}'), 1);
+    assert.equal(first.samples.get('minecraft_version_info{version="git-Foldenor-\\"b5dc1ae\\" (MC: 1.20.4)"}'), 1);
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const btime = Number(/^btime (\d+)$/m.exec(fs.readFileSync('/proc/stat', 'utf8'))?.[1]);
+    assert.equal(first.samples.get('minecraft_process_start_time_seconds'), btime + Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]) / 100);
+    assert.ok((first.samples.get('minecraft_process_resident_memory_bytes') ?? 0) > 0);
+    const second = await scrape();   // the start time does not move between scrapes: alerts count its changes
+    assert.equal(second.samples.get('minecraft_process_start_time_seconds'), first.samples.get('minecraft_process_start_time_seconds'));
+    await host.stopGame();
+  });
+
+  test('GET /metrics counts responses by route, method and status, unknown paths as route "other"', async () => {
+    await d.get('/api/players/whitelist');
+    await d.get('/no/such/path');
+    await d.post('/api/command', { command: 'say x' }, { key: 'wrong' });
+    const { samples } = await scrape();
+    assert.ok((samples.get('gameserver_api_http_requests_total{route="/api/players/whitelist",method="GET",code="200"}') ?? 0) >= 1);
+    assert.ok((samples.get('gameserver_api_http_requests_total{route="other",method="GET",code="404"}') ?? 0) >= 1);
+    assert.ok((samples.get('gameserver_api_http_requests_total{route="/api/command",method="POST",code="401"}') ?? 0) >= 1);
+  });
+
+  test('GET /metrics leaves out minecraft_backup_last_* with no archive, and says minecraft_backups 0', async () => {
+    const saved = fs.readdirSync(host.backupDir).map((name) => [name, fs.readFileSync(path.join(host.backupDir, name))] as const);
+    for (const [name] of saved) fs.rmSync(path.join(host.backupDir, name));
+    try {
+      const { samples, text } = await scrape();
+      assert.equal(samples.get('minecraft_backups'), 0);
+      assert.ok(!text.includes('minecraft_backup_last_'));
+    } finally {
+      for (const [name, bytes] of saved) fs.writeFileSync(path.join(host.backupDir, name), bytes);
+    }
+  });
+
+  test('GET /metrics passes promtool check metrics', async (t) => {
+    if (spawnSync('promtool', ['--version']).error) return t.skip('promtool is not installed (.ci/run installs Debian\'s prometheus package)');
+    const { text } = await scrape();
+    const check = spawnSync('promtool', ['check', 'metrics'], { input: text, encoding: 'utf8' });
+    assert.equal(check.status, 0, check.stdout + check.stderr);
+    assert.equal(check.stdout + check.stderr, '');
+  });
+});
+
+describe('docs/prometheus', () => {
+  const dir = path.join(__dirname, '..', 'docs', 'prometheus');
+  const promtool = (t: { skip: (why: string) => void }, ...args: string[]) => {
+    if (spawnSync('promtool', ['--version']).error) { t.skip('promtool is not installed (.ci/run installs Debian\'s prometheus package)'); return undefined; }
+    return spawnSync('promtool', args, { cwd: dir, encoding: 'utf8' });
+  };
+  test('docs/prometheus alert rules pass promtool check rules', (t) => {
+    const rules = fs.readdirSync(dir).filter((name) => /\.rules\.ya?ml$|alerts\.ya?ml$/.test(name) && !name.includes('test'));
+    assert.ok(rules.length > 0);
+    const check = promtool(t, 'check', 'rules', ...rules);
+    if (check !== undefined) assert.equal(check.status, 0, check.stdout + check.stderr);
+  });
+  test('docs/prometheus alert rules pass their promtool test rules cases', (t) => {
+    const cases = fs.readdirSync(dir).filter((name) => name.includes('test') && /\.ya?ml$/.test(name));
+    assert.ok(cases.length > 0);
+    const check = promtool(t, 'test', 'rules', ...cases);
+    if (check !== undefined) assert.equal(check.status, 0, check.stdout + check.stderr);
+  });
+  test('docs/prometheus scrape configuration passes promtool check config', (t) => {
+    const check = promtool(t, 'check', 'config', 'prometheus.yml');
+    if (check !== undefined) assert.equal(check.status, 0, check.stdout + check.stderr);
+  });
+});
+
+// ---- The OpenAPI document (docs/api.md#openapi-description) ----
+
+describe('GET /api/openapi.json', () => {
+  const defer = cleanupStack();
+  let d: Daemon;
+  before(async () => { d = await startDaemon(await makeSandbox(defer), defer); });
+
+  test('GET /api/openapi.json is the OpenAPI 3.1 document of every route of GET /api, and the one the tests hold responses against', async () => {
+    const res = await d.get('/api/openapi.json');
+    assert.equal(res.status, 200);
+    assert.equal(res.json.openapi, '3.1.0');
+    assert.deepEqual(res.json, JSON.parse(JSON.stringify(API_DOCUMENT)));
+    const index = (await d.get('/api')).json.endpoints as Array<{ method: string; route: string; auth_required: boolean }>;
+    const described = Object.entries(res.json.paths as Record<string, Record<string, unknown>>).flatMap(([route, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${route}`));
+    assert.deepEqual(described.sort(), index.map((e) => `${e.method} ${e.route}`).sort());
+    for (const { method, route, auth_required } of index) {
+      const operation = res.json.paths[route][method.toLowerCase()];
+      assert.ok(operation.summary && operation.description, `${method} ${route} has a summary and a description`);
+      assert.deepEqual(operation.security, auth_required ? [{ apiKey: [] }] : undefined, `${method} ${route} security`);
+      const statuses = Object.keys(operation.responses);
+      assert.ok(statuses.length > 0 && statuses.every((s) => /^[1-5]\d\d$/.test(s)), `${method} ${route} lists exact codes: ${statuses}`);
+      if (auth_required) assert.ok(statuses.includes('500') && statuses.includes('401'), `${method} ${route} lists 401 and 500`);
+    }
+    assert.deepEqual(res.json.components.securitySchemes, { apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key' } });
+  });
+
+  test('GET /api/openapi.json gives lines as an integer of at least 1 whose description says values above 2000 are clamped', async () => {
+    const res = await d.get('/api/openapi.json');
+    for (const route of ['/api/logs/latest', '/api/logs/snapshot']) {
+      const [lines] = res.json.paths[route].get.parameters;
+      assert.deepEqual([lines.name, lines.in, lines.schema], ['lines', 'query', { type: 'integer', minimum: 1 }]);
+      assert.match(lines.description, /above 2000 are clamped/);
+    }
+  });
+
+  test('GET /api/openapi.json: every example of every status matches its own schema', () => {
+    const problems: string[] = [];
+    for (const [route, operations] of Object.entries(API_DOCUMENT.paths)) {
+      for (const [method, operation] of Object.entries(operations)) {
+        for (const [status, answer] of Object.entries(operation.responses as Record<string, any>)) {
+          for (const [type, media] of Object.entries(answer.content as Record<string, any>)) {
+            if (type !== 'application/json') continue;
+            problems.push(...schemaErrors(media.example, media.schema).map((e) => `${method.toUpperCase()} ${route} ${status}: ${e}`));
+          }
+        }
+      }
+    }
+    assert.deepEqual(problems, []);
   });
 });
 
