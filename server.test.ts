@@ -146,7 +146,7 @@ async function request(port: number, method: string, urlPath: string, { key, hea
   });
 }
 
-// ---- The OpenAPI document holds every response (docs/api.md#openapi-description) ----
+// ---- The OpenAPI document holds every response (docs/api.md#get-apiopenapijson) ----
 
 type JsonSchema = { [keyword: string]: any };
 const API_DOCUMENT = openApiDocument() as { paths: Record<string, Record<string, any>>; components: { schemas: Record<string, JsonSchema> } };
@@ -579,7 +579,7 @@ describe('parseProperties()', () => {
     ['treats a BOM as part of the first key', Buffer.from('\uFEFF#Minecraft server properties\nk=v\n', 'utf8'), { '\uFEFF#Minecraft': 'server properties', k: 'v' }],
     ['accepts CRLF, CR and a last line without a newline', 'a=1\r\nb=2\rc=3', { a: '1', b: '2', c: '3' }],
     ['continues lines across CRLF', 'k=a\\\r\n  b\r\n', { k: 'ab' }],
-    // formats.md section 2, each row checked against java.util.Properties by the last test below
+    // docs/formats.md#serverproperties, each row checked against java.util.Properties by the last test below
     ['decodes \\\\ to one backslash', 'path=C:\\\\Users\\\\mc\n', { path: 'C:\\Users\\mc' }],
     ['skips ! and # comments indented by tabs and form feeds', '\t! indented bang\n  \f# indented hash\nk=v\n', { k: 'v' }],
     ['continues after three trailing backslashes, keeping one', 'odd=b\\\\\\\nc\n', { odd: 'b\\c' }],
@@ -859,7 +859,7 @@ describe('readTail()', () => {
   });
 });
 
-// ---- Configuration (decisions.md: Configuration) ----
+// ---- Configuration (docs/api.md#configuration) ----
 
 describe('configuration', () => {
   const defer = cleanupStack();
@@ -1011,7 +1011,7 @@ describe('configuration', () => {
   });
 });
 
-// ---- GET / and GET /api/report (decisions.md: the report) ----
+// ---- GET / and GET /api/report (docs/api.md#get-) ----
 
 describe('GET / and GET /api/report', () => {
   const defer = cleanupStack();
@@ -1149,7 +1149,7 @@ describe('GET / and GET /api/report', () => {
   });
 });
 
-// ---- GET /api (spec: Endpoint index; decisions.md: Service identity) ----
+// ---- GET /api (docs/api.md#get-api) ----
 
 describe('GET /api', () => {
   const defer = cleanupStack();
@@ -1174,7 +1174,7 @@ describe('GET /api', () => {
   });
 });
 
-// ---- GET /api/status (spec: Server status; decisions.md: Finding the game server process) ----
+// ---- GET /api/status (docs/api.md#get-apistatus, docs/api.md#finding-the-game-server) ----
 
 describe('GET /api/status', () => {
   const defer = cleanupStack();
@@ -1260,7 +1260,7 @@ describe('GET /api/status', () => {
   });
 });
 
-// ---- GET /api/players/online (spec: Online players; formats.md 1.8) ----
+// ---- GET /api/players/online (docs/api.md#get-apiplayersonline, docs/formats.md#midnight-roll) ----
 
 describe('GET /api/players/online', () => {
   const defer = cleanupStack();
@@ -1269,7 +1269,7 @@ describe('GET /api/players/online', () => {
   before(async () => { host = await makeSandbox(defer); d = await startDaemon(host, defer); });
   const latest = () => serverFile(host, 'logs/latest.log');
   const append = (...messages: string[]) => fs.appendFileSync(latest(), messages.map((m) => `${P}${m}\n`).join(''));
-  let rolled = '';   // what log4j rolled away while the same game process ran (formats.md 1.8: a midnight roll)
+  let rolled = '';   // what log4j rolled away while the same game process ran (docs/formats.md#midnight-roll)
   /** The daemon's answer equals a full parse of the game session's log (rolled text, then latest.log), whatever it kept. */
   const assertFullParse = async (daemon = d) => {
     const expected = [...scanPresence(rolled + readOr(latest()).toString('utf8'))].sort();
@@ -1403,7 +1403,7 @@ describe('GET /api/players/online while latest.log grows in pieces', () => {
   SAMPLE_FILES.forEach((file, i) => {
     const seed = SAMPLE_SEED + i;
     test(`GET /api/players/online equals a full parse after each random piece of ${file} appended to latest.log, and ends at expected.json (seed ${seed})`, async () => {
-      // a restart under a log config that appends (formats.md 1.8): nobody online, whatever the previous sample left
+      // a restart under a log config that appends (docs/formats.md#midnight-roll): nobody online, whatever the previous sample left
       // (the empty line first ends any line a failed test before this one left unterminated)
       fs.appendFileSync(latest(), `\n${P}Starting minecraft server version 1.21.4\n`);
       const random = seededRandom(seed);
@@ -1433,7 +1433,7 @@ describe('GET /api/players/online while latest.log grows in pieces', () => {
   });
 });
 
-// ---- GET /api/players/whitelist (spec: Whitelist; decisions.md: Read routes) ----
+// ---- GET /api/players/whitelist (docs/api.md#get-apiplayerswhitelist) ----
 
 describe('GET /api/players/whitelist', () => {
   const defer = cleanupStack();
@@ -1481,7 +1481,7 @@ describe('GET /api/players/whitelist', () => {
   }
 });
 
-// ---- GET /api/logs/latest and /api/logs/snapshot (spec: Log tail; decisions.md: lines) ----
+// ---- GET /api/logs/latest and /api/logs/snapshot (docs/api.md#get-apilogslatest-and-get-apilogssnapshot) ----
 
 describe('GET /api/logs/latest and GET /api/logs/snapshot', () => {
   const defer = cleanupStack();
@@ -1596,7 +1596,7 @@ describe('GET /api/logs/latest and GET /api/logs/snapshot', () => {
   }
 });
 
-// ---- GET /api/backups (spec: Backup list; decisions.md: sizes) ----
+// ---- GET /api/backups (docs/api.md#get-apibackups) ----
 
 describe('GET /api/backups', () => {
   const defer = cleanupStack();
@@ -1694,7 +1694,7 @@ describe('GET /api/backups', () => {
   });
 });
 
-// ---- GET /api/properties (spec: Server properties; decisions.md: secrets) ----
+// ---- GET /api/properties (docs/api.md#get-apiproperties) ----
 
 describe('GET /api/properties', () => {
   const defer = cleanupStack();
@@ -1757,7 +1757,7 @@ describe('GET /api/properties', () => {
   });
 });
 
-// ---- Authentication (spec: Authentication; decisions.md: order of checks 503 → 401 → 400) ----
+// ---- Authentication (docs/api.md#write-routes: the order of checks 503 → 401 → 400) ----
 
 const WRITE_ROUTES = ['/api/server/start', '/api/server/stop', '/api/server/restart', '/api/command', '/api/whitelist/add', '/api/whitelist/remove', '/api/backup'];
 
@@ -1816,7 +1816,7 @@ describe('authentication of write routes', () => {
   });
 });
 
-// ---- Start, stop, restart, backup (spec: Write endpoints rule 1; decisions.md: serv) ----
+// ---- Start, stop, restart, backup (docs/api.md#post-apiserverstart-stop-restart, docs/api.md#post-apibackup) ----
 
 describe('POST /api/server/* and POST /api/backup', () => {
   const defer = cleanupStack();
@@ -1977,7 +1977,7 @@ describe('POST /api/server/* and POST /api/backup', () => {
   });
 });
 
-// ---- POST /api/command (spec: Write endpoints rule 1; decisions.md: command, console delivery, bodies) ----
+// ---- POST /api/command (docs/api.md#post-apicommand) ----
 
 describe('POST /api/command', () => {
   const defer = cleanupStack();
@@ -2165,7 +2165,7 @@ describe('POST /api/command', () => {
   });
 });
 
-// ---- Console availability (decisions.md: console delivery; a console command must never reach a shell) ----
+// ---- Console availability (docs/api.md#console-delivery: a console command must never reach a shell) ----
 
 describe('POST /api/command when the console is not the game', () => {
   const defer = cleanupStack();
@@ -2292,7 +2292,7 @@ describe('POST /api/command when tmux or the game\'s tmux session is missing', (
   });
 });
 
-// ---- POST /api/whitelist/add|remove (spec: Write endpoints; decisions.md: whitelist add/remove) ----
+// ---- POST /api/whitelist/add|remove (docs/api.md#post-apiwhitelistadd-and-remove) ----
 
 describe('POST /api/whitelist/add and /remove while the game server runs', () => {
   const defer = cleanupStack();
@@ -2618,7 +2618,7 @@ describe('POST /api/whitelist/add and /remove while the game server is stopped a
   });
 });
 
-// ---- Every response (decisions.md: Every response; unknown path, wrong method, OPTIONS, HEAD, parser errors) ----
+// ---- Every response (docs/api.md#every-response: unknown path, wrong method, OPTIONS, HEAD, parser errors) ----
 
 describe('every response', () => {
   const defer = cleanupStack();
@@ -2752,7 +2752,7 @@ describe('every response', () => {
   });
 });
 
-// ---- Slow and hostile clients (decisions.md: timeouts; the daemon keeps serving others) ----
+// ---- Slow and hostile clients (docs/api.md#limits-and-protection: the daemon keeps serving others) ----
 
 describe('slow and hostile clients', () => {
   const defer = cleanupStack();
@@ -3338,7 +3338,7 @@ describe('POST /api/whitelist/add and /remove wait for the running game\'s verdi
   });
 });
 
-// ---- Live events (docs/api.md#live-events) ----
+// ---- Live events (docs/api.md#get-apievents) ----
 
 interface StreamEvent { type: string; data: string; lastEventId: string }
 
@@ -3626,7 +3626,7 @@ describe('EVENT_WEBHOOK_URL', () => {
   }
 });
 
-// ---- Metrics (docs/api.md#metrics) ----
+// ---- Metrics (docs/api.md#get-metrics) ----
 
 /** The samples of a text exposition: name{labels} → value; HELP and TYPE lines by family. */
 function parseExposition(text: string) {
@@ -3762,7 +3762,7 @@ describe('docs/prometheus', () => {
   });
 });
 
-// ---- The OpenAPI document (docs/api.md#openapi-description) ----
+// ---- The OpenAPI document (docs/api.md#get-apiopenapijson) ----
 
 describe('GET /api/openapi.json', () => {
   const defer = cleanupStack();
@@ -3995,6 +3995,37 @@ describe('hostile input', () => {
 });
 
 // ---- The systemd unit and the demo (README: Running as a service, npm run demo) ----
+
+describe('the repository', () => {
+  const root = path.join(__dirname, '..');
+  const files = (dir: string): string[] => fs.readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    if (['node_modules', 'dist', '.git'].includes(entry.name)) return [];
+    const file = path.join(dir, entry.name);
+    return entry.isDirectory() ? files(file) : [file];
+  });
+  const texts = () => files(root).filter((file) => /\.(md|ts|yml|service|json|sh)$|\/(run|serv)$/.test(file)).map((file) => [path.relative(root, file), fs.readFileSync(file, 'utf8')] as const);
+  /** GitHub's heading anchors: lower case, punctuation dropped, spaces as hyphens. */
+  const anchorsOf = (file: string) => new Set(fs.readFileSync(file, 'utf8').split('\n').filter((line) => /^#{1,6} /.test(line))
+    .map((line) => line.replace(/^#+ /, '').trim().toLowerCase().replace(/[^\p{L}\p{N}\s_-]/gu, '').replace(/\s/g, '-')));
+
+  test('the repository stands alone: no file refers to a path outside it', () => {
+    // the pattern is built from pieces, so that this file does not match itself
+    const outsidePattern = new RegExp(['\\.\\./shared', 'shared/(spec|guides)', 'decisions' + '\\.md', 'gameserver-api' + '-spec'].join('|'));
+    const outside = texts().filter(([, text]) => outsidePattern.test(text)).map(([name]) => name);
+    assert.deepEqual(outside, []);
+  });
+
+  test('every docs/….md#anchor cited in the repository names a file and a heading that exist', () => {
+    const broken: string[] = [];
+    for (const [name, text] of texts()) {
+      for (const match of text.matchAll(/(?:\]\(|\b)((?:\.\.\/)*(?:docs\/)?[a-z./-]*\.md)#([a-z0-9_-]+)/g)) {
+        const target = match[1].startsWith('docs/') ? path.join(root, match[1]) : path.join(root, path.dirname(name), match[1]);
+        if (!fs.existsSync(target) || !anchorsOf(target).has(match[2])) broken.push(`${name}: ${match[1]}#${match[2]}`);
+      }
+    }
+    assert.deepEqual(broken, []);
+  });
+});
 
 describe('gameserver-api.service', () => {
   test('gameserver-api.service passes systemd-analyze verify and rates an exposure of 2.0 or less', (t) => {

@@ -19,7 +19,7 @@ import { gunzip } from 'node:zlib';
 // ---- Limits ----
 
 const SERVICE_NAME = 'gameserver-api';
-const VERSION = '1.0.0'; // equals package.json's version (a test checks): dist/server.js is deployed alone
+const VERSION = '1.1.0'; // equals package.json's version (a test checks): dist/server.js is deployed alone
 const EX_CONFIG = 78;
 const MAX_BODY_BYTES = 16 * 1024;
 const LINES_DEFAULT = 200;
@@ -557,7 +557,7 @@ function allowHeader(methods: Iterable<string>): string {
 const allowByPath = new Map([...table].map(([pathname, byMethod]) => [pathname, allowHeader(byMethod.keys())]));
 const ALLOW_ANY = allowHeader(routes.map((r) => r.method));
 
-/** The OpenAPI 3.1 document of the route table (docs/api.md#openapi-description). */
+/** The OpenAPI 3.1 document of the route table (docs/api.md#get-apiopenapijson). */
 export function openApiDocument(): object {
   const schemaOf = (schema: Schema): object => (typeof schema === 'string' ? { $ref: `#/components/schemas/${schema}` } : refsIn(schema));
   // a schema names another by a bare string wherever a schema may stand (`items: 'Backup'`)
@@ -2146,7 +2146,7 @@ interface WhitelistEditor {
 }
 
 /**
- * docs/api.md#post-apiwhitelistadd: a running server owns whitelist.json and would overwrite a direct edit, so it
+ * docs/api.md#post-apiwhitelistadd-and-remove: a running server owns whitelist.json and would overwrite a direct edit, so it
  * gets the console command; a stopped one has its file edited atomically. One edit at a time: two
  * read-modify-write cycles would lose one of the changes.
  */
@@ -2692,7 +2692,7 @@ function createWebhook(config: Readonly<Config>): Webhook {
 interface Metrics {
   /** Counts a response by route (the table's path, or `other`), method and status. */
   count(req: IncomingMessage | undefined, status: number): void;
-  /** The Prometheus text exposition (docs/api.md#metrics). */
+  /** The Prometheus text exposition (docs/api.md#get-metrics). */
   render(): Promise<string>;
 }
 
