@@ -14,6 +14,7 @@ export interface HostOptions {
   root?: string;            // default: a new folder os.tmpdir()/gameserver-host-XXXXXX
   players?: boolean;        // simulated players join and leave over time (demo); default false
   onlineMode?: boolean;     // server.properties online-mode; default false
+  gameThreads?: number;     // threads the fake game holds, as many as a real JVM has (the bench: 64); default Node's own
 }
 
 export interface Host {
@@ -229,19 +230,22 @@ const SNAPSHOT_LOG_LINES = [
 // ---- Fakes in bin/ ----
 
 // Named `java` and run through an absolute node shebang, so that /proc/PID/comm reads "java" as for the real server.
-function writeJavaLauncher(binDir: string, players: boolean): void {
+function writeJavaLauncher(binDir: string, players: boolean, threads: number | undefined): void {
   const source = [
     `#!${process.execPath}`,
     '// Simulated Minecraft server, written by demo/host.ts. Usage: java -Dgameserver.console=<record> -jar server.jar nogui',
+    // libuv starts its whole pool at the first task: a real JVM has 50 threads and more, and the kernel's cost of
+    // /proc/PID/stat grows with them
+    ...(threads === undefined ? [] : [`process.env.UV_THREADPOOL_SIZE = '${threads}';`, "require('node:fs').stat('.', () => undefined);"]),
     `require(${JSON.stringify(GAME_SCRIPT)}).runGame({ players: ${players}, controlDir: ${JSON.stringify(path.join(path.dirname(binDir), 'control'))} });`,
     '',
   ].join('\n');
   fs.writeFileSync(path.join(binDir, 'java'), source, { mode: 0o755 });
 }
 
-function installFakes(binDir: string, players: boolean): void {
+function installFakes(binDir: string, players: boolean, threads: number | undefined): void {
   fs.mkdirSync(binDir);
-  writeJavaLauncher(binDir, players);
+  writeJavaLauncher(binDir, players, threads);
   for (const script of ['serv', 'servreport.sh']) {
     fs.copyFileSync(path.join(SCRIPTS_DIR, script), path.join(binDir, script));
     fs.chmodSync(path.join(binDir, script), 0o755);
@@ -270,7 +274,7 @@ async function populate(paths: ReturnType<typeof layout>, options: HostOptions):
   writeServerDir(paths.serverDir, options.onlineMode ?? false);
   await writeBackups(paths.backupDir, paths.serverDir);
   fs.writeFileSync(paths.snapshotLog, SNAPSHOT_LOG_LINES.map((line) => `${line}\n`).join(''));
-  installFakes(paths.binDir, options.players ?? false);
+  installFakes(paths.binDir, options.players ?? false, options.gameThreads);
   fs.mkdirSync(paths.controlDir);
 }
 
