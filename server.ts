@@ -621,22 +621,22 @@ interface Request {
 }
 
 const json = (value: object, status = 200): Reply => ({ status, body: JSON.stringify(value) });
+const bytesOf = (reply: Reply): Reply => (typeof reply.body === 'string' ? { ...reply, body: Buffer.from(reply.body) } : reply);
 const done = (message: string, status = 200): Reply => ({ status, body: JSON.stringify({ ok: true, message }), outcome: message });
 
-// The index never changes: serialised once (docs/performance.md: GET /api)
-const indexReply: Reply = json({
+// The index and the document never change: serialised to bytes once (docs/performance.md: GET /api, GET /api/openapi.json)
+const indexReply: Reply = bytesOf(json({
   ok: true,
   service: SERVICE_NAME,
   version: VERSION,
   endpoints: routes.map((r) => ({ method: r.method, route: r.path, auth_required: r.auth })),
-});
+}));
 
 function getIndex(): Reply {
   return indexReply;
 }
 
-// The document does not change while the daemon runs: built and serialised once
-const openApiReply: Reply = json(openApiDocument());
+const openApiReply: Reply = bytesOf(json(openApiDocument()));
 
 function getOpenApi(): Reply {
   return openApiReply;
@@ -888,8 +888,8 @@ function createSharedAnswers(): SharedAnswers {
     answers.set(key, { atMs, value });
   };
   const asBytes = (reply: Reply): Reply | undefined => {
-    const body = typeof reply.body === 'string' ? Buffer.from(reply.body) : reply.body;
-    return body.length > SHARED_ANSWER_MAX_BYTES ? undefined : { ...reply, body };
+    const held = bytesOf(reply);
+    return held.body.length > SHARED_ANSWER_MAX_BYTES ? undefined : held;
   };
   return <T extends Reply | Promise<Reply>>(key: string, compute: () => T): T => {
     const now = performance.now();
