@@ -9,7 +9,7 @@
 // Fixtures in testdata/: sample latest.log files with the players expected online (testdata/README.md), and
 // java/PropertiesDump.java, which the machine's own java (when there is one) runs as the reference for parseProperties().
 
-import { after, before, describe, test } from 'node:test';
+import { after, before, beforeEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createHash, createHmac, randomBytes } from 'node:crypto';
@@ -84,6 +84,15 @@ function cleanupStack(): Defer {
     if (errors.length > 0) throw errors[0];
   });
   return (cleanup) => void cleanups.push(cleanup);
+}
+
+/**
+ * A group's shared set-up, built by the first of its tests that runs: a test run alone (--test-name-pattern)
+ * builds its own group's host and no other.
+ */
+function setUp(build: () => unknown): void {
+  let built: Promise<unknown> | undefined;
+  beforeEach(() => (built ??= Promise.resolve().then(build)));
 }
 
 async function makeSandbox(defer: Defer, options?: HostOptions): Promise<Host> {
@@ -296,13 +305,20 @@ async function runToExit(env: Record<string, string>, args: string[] = []) {
 }
 
 let stubUrl = '';
-const stubPaths: string[] = [];
+// each sandbox asks under its own first path segment, so that groups running side by side count only their own lookups
+const stubCalls = new Map<string, string[]>();
+const lookupUrl = (host: Host) => `${stubUrl}${path.basename(host.root)}/`;
+function callsTagged(tag: string): string[] {
+  if (!stubCalls.has(tag)) stubCalls.set(tag, []);
+  return stubCalls.get(tag)!;
+}
+const lookupsOf = (host: Host) => callsTagged(path.basename(host.root));
 
 /** Starts the daemon with the test key (null removes a variable) and waits for its start-up line. */
 async function startDaemon(host: Host, defer: Defer, extra: Record<string, string | null> = {}, options: SpawnOptions = {}): Promise<Daemon> {
   const port = await freePort();
   const strings = Object.fromEntries(Object.entries(extra).filter((e): e is [string, string] => e[1] !== null));
-  const env = host.daemonEnv({ HOST: '127.0.0.1', PORT: String(port), API_KEY: KEY, PROFILE_LOOKUP_URL: stubUrl, ...strings });
+  const env = host.daemonEnv({ HOST: '127.0.0.1', PORT: String(port), API_KEY: KEY, PROFILE_LOOKUP_URL: lookupUrl(host), ...strings });
   for (const [name, value] of Object.entries(extra)) if (value === null) delete env[name];
   const proc = spawnDaemon(env, [], options);
   const stop = async (signal: NodeJS.Signals = 'SIGTERM') => {
@@ -439,8 +455,9 @@ const PROFILES: Record<string, { id: string; name: string }> = {
 const rootDefer = cleanupStack();
 before(async () => {
   const stub = http.createServer((req, res) => {
-    stubPaths.push(req.url ?? '');
-    const name = decodeURIComponent((req.url ?? '/').slice(1));
+    const [, tag = '', rest = ''] = /^\/([^/]*)(\/.*)?$/.exec(req.url ?? '/') ?? [];
+    callsTagged(tag).push(rest);
+    const name = decodeURIComponent(rest.slice(1));
     if (name === 'No_Content') return void res.writeHead(204).end();
     if (name === 'Server_Error') return void res.writeHead(500, { 'Content-Type': 'application/json' }).end('{}');
     if (name === 'Bad_Json') return void res.writeHead(200, { 'Content-Type': 'application/json' }).end('<html>');
@@ -831,7 +848,7 @@ describe('scanPresence() on testdata/logs', () => {
 describe('readTail()', () => {
   const defer = cleanupStack();
   let dir = '';
-  before(() => {
+  setUp(() => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gameserver-tail-'));
     defer(() => fs.rmSync(dir, { recursive: true, force: true }));
   });
@@ -864,7 +881,7 @@ describe('readTail()', () => {
 describe('configuration', () => {
   const defer = cleanupStack();
   let host: Host;
-  before(async () => { host = await makeSandbox(defer); });
+  setUp(async () => { host = await makeSandbox(defer); });
 
   test('node dist/server.js --generate-key prints a fresh 43-character base64url key and exits 0 without reading the configuration', async () => {
     const first = await runToExit(host.daemonEnv({ PORT: 'abc' }), ['--generate-key']);
@@ -882,7 +899,7 @@ describe('configuration', () => {
 
   for (const port of ['0', '70000', 'abc', '-1', '1e3', '65536']) {
     test(`node dist/server.js with PORT=${port} exits 78 with a message naming PORT, the range and the value`, async () => {
-      const run = await runToExit(host.daemonEnv({ PORT: port, HOST: '127.0.0.1', API_KEY: KEY, PROFILE_LOOKUP_URL: stubUrl }));
+      const run = await runToExit(host.daemonEnv({ PORT: port, HOST: '127.0.0.1', API_KEY: KEY, PROFILE_LOOKUP_URL: lookupUrl(host) }));
       assert.equal(run.code, 78);
       assert.match(run.stderr, /PORT/);
       assert.ok(run.stderr.includes(port), `stderr names the value ${port}: ${run.stderr}`);
@@ -1016,7 +1033,7 @@ describe('configuration', () => {
 describe('GET / and GET /api/report', () => {
   const defer = cleanupStack();
   let host: Host;
-  before(async () => { host = await makeSandbox(defer); });
+  setUp(async () => { host = await makeSandbox(defer); });
   const setMode = (mode: string) => fs.writeFileSync(path.join(host.controlDir, 'report-mode'), `${mode}\n`);
   const runs = () => fileLines(host.reportRecord);
 
@@ -1155,7 +1172,7 @@ describe('GET /api', () => {
   const defer = cleanupStack();
   let host: Host;
   let d: Daemon;
-  before(async () => { host = await makeSandbox(defer); d = await startDaemon(host, defer); });
+  setUp(async () => { host = await makeSandbox(defer); d = await startDaemon(host, defer); });
 
   test('GET /api lists exactly the spec\'s 17 routes in spec order and the 3 beyond it, auth_required for POST, with package.json\'s version', async () => {
     const gets = ['/', '/api', '/api/status', '/api/players/online', '/api/players/whitelist', '/api/logs/latest', '/api/logs/snapshot',
@@ -1181,7 +1198,7 @@ describe('GET /api/status', () => {
   let host: Host;
   let d: Daemon;
   let pid = 0;
-  before(async () => { host = await makeSandbox(defer); d = await startDaemon(host, defer); });
+  setUp(async () => { host = await makeSandbox(defer); d = await startDaemon(host, defer); });
   const versionFile = () => serverFile(host, 'version_history.json');
   const paperVersionFile = () => serverFile(host, '.paper/version_history.json');
   const status = async () => {
@@ -1266,7 +1283,7 @@ describe('GET /api/players/online', () => {
   const defer = cleanupStack();
   let host: Host;
   let d: Daemon;
-  before(async () => { host = await makeSandbox(defer); d = await startDaemon(host, defer); });
+  setUp(async () => { host = await makeSandbox(defer); d = await startDaemon(host, defer); });
   const latest = () => serverFile(host, 'logs/latest.log');
   const append = (...messages: string[]) => fs.appendFileSync(latest(), messages.map((m) => `${P}${m}\n`).join(''));
   let rolled = '';   // what log4j rolled away while the same game process ran (docs/formats.md#midnight-roll)
@@ -1379,7 +1396,7 @@ describe('GET /api/players/online while latest.log grows in pieces', () => {
   const defer = cleanupStack();
   let host: Host;
   let d: Daemon;
-  before(async () => {
+  setUp(async () => {
     host = await makeSandbox(defer);
     await host.startGame();   // latest.log holds the game's own lines, its Starting line included
     d = await startDaemon(host, defer);
@@ -1439,7 +1456,7 @@ describe('GET /api/players/whitelist', () => {
   const defer = cleanupStack();
   let host: Host;
   let d: Daemon;
-  before(async () => { host = await makeSandbox(defer); d = await startDaemon(host, defer); });
+  setUp(async () => { host = await makeSandbox(defer); d = await startDaemon(host, defer); });
   const whitelist = () => serverFile(host, 'whitelist.json');
 
   test('GET /api/players/whitelist answers the entries exactly as stored', async () => {
@@ -1487,7 +1504,7 @@ describe('GET /api/logs/latest and GET /api/logs/snapshot', () => {
   const defer = cleanupStack();
   let host: Host;
   let d: Daemon;
-  before(async () => { host = await makeSandbox(defer); d = await startDaemon(host, defer); });
+  setUp(async () => { host = await makeSandbox(defer); d = await startDaemon(host, defer); });
   const latest = () => serverFile(host, 'logs/latest.log');
   const numbered = (n: number) => Array.from({ length: n }, (_, i) => `line ${i + 1}`);
   const tail = async (route: string, query = '', options: Options = {}) => {
@@ -1602,7 +1619,7 @@ describe('GET /api/backups', () => {
   const defer = cleanupStack();
   let host: Host;
   let d: Daemon;
-  before(async () => { host = await makeSandbox(defer); d = await startDaemon(host, defer); });
+  setUp(async () => { host = await makeSandbox(defer); d = await startDaemon(host, defer); });
   const put = (name: string, bytes: number, iso: string) => {
     fs.writeFileSync(path.join(host.backupDir, name), Buffer.alloc(bytes, 1));
     fs.utimesSync(path.join(host.backupDir, name), new Date(iso), new Date(iso));
@@ -1700,7 +1717,7 @@ describe('GET /api/properties', () => {
   const defer = cleanupStack();
   let host: Host;
   let d: Daemon;
-  before(async () => { host = await makeSandbox(defer); d = await startDaemon(host, defer); });
+  setUp(async () => { host = await makeSandbox(defer); d = await startDaemon(host, defer); });
   const properties = () => serverFile(host, 'server.properties');
   const stored = '#Minecraft server properties\n#Sat Mar 08 14:22:51 UTC 2025\nlevel-type=minecraft\\:normal\nmotd=\\u00A76Welcome\\!\n' +
     'rcon.password=hunter2\nmanagement-server-secret=m-secret\ndb-password=pw\nsome.secret=s\npasswordless=true\nonline-mode=false\n';
@@ -1767,7 +1784,7 @@ describe('authentication of write routes', () => {
   let keyed: Daemon;
   let unset: Daemon;
   let empty: Daemon;
-  before(async () => {
+  setUp(async () => {
     host = await makeSandbox(defer);
     [keyed, unset, empty] = await Promise.all([startDaemon(host, defer), startDaemon(host, defer, { API_KEY: null }), startDaemon(host, defer, { API_KEY: '' })]);
   });
@@ -1822,7 +1839,7 @@ describe('POST /api/server/* and POST /api/backup', () => {
   const defer = cleanupStack();
   let host: Host;
   let d: Daemon;
-  before(async () => {
+  setUp(async () => {
     host = await makeSandbox(defer);
     fs.writeFileSync(path.join(host.controlDir, 'serv-hold-seconds'), '120\n');
     samples = fs.readdirSync(host.backupDir);
@@ -1983,7 +2000,7 @@ describe('POST /api/command', () => {
   const defer = cleanupStack();
   let host: Host;
   let d: Daemon;
-  before(async () => {
+  setUp(async () => {
     host = await makeSandbox(defer);
     await host.startGame();
     d = await startDaemon(host, defer);
@@ -2173,7 +2190,7 @@ describe('POST /api/command when the console is not the game', () => {
   let d: Daemon;
   let game = 0;
   let markers = 0;
-  before(async () => {
+  setUp(async () => {
     host = await makeSandbox(defer);
     await host.startShell();
     // the admin accepted the risk of a game typed into the pane's shell; the default refuses it (test below)
@@ -2298,7 +2315,7 @@ describe('POST /api/whitelist/add and /remove while the game server runs', () =>
   const defer = cleanupStack();
   let host: Host;
   let d: Daemon;
-  before(async () => {
+  setUp(async () => {
     host = await makeSandbox(defer, { onlineMode: false });
     await host.startGame();
     d = await startDaemon(host, defer);
@@ -2363,7 +2380,7 @@ describe('POST /api/whitelist/add and /remove while the game server is stopped, 
     { uuid: '069a79f4-44e9-4726-a5be-fca90e38aaf5', name: 'Notch_Fan' },
     { uuid: offlineUuid('Kai_2'), name: 'Kai_2' },
   ];
-  before(async () => {
+  setUp(async () => {
     host = await makeSandbox(defer, { onlineMode: false });
     fs.writeFileSync(serverFile(host, 'server.properties'), 'white-list=true\nonline-mode=false\n');
     fs.writeFileSync(serverFile(host, 'whitelist.json'), gson(entries));
@@ -2454,11 +2471,11 @@ describe('POST /api/whitelist/add and /remove while the game server is stopped, 
   for (const [setting, player] of [['online-mode=False', 'Mixed_Case'], ['online-mode=false ', 'Trailing_Blank']]) {
     test(`POST /api/whitelist/add writes the offline UUID without a lookup when server.properties says ${JSON.stringify(setting)}`, async () => {
       fs.writeFileSync(serverFile(host, 'server.properties'), `white-list=true\n${setting}\n`);
-      const lookups = stubPaths.length;
+      const lookups = lookupsOf(host).length;
       const res = await d.post('/api/whitelist/add', { player }, { key: KEY });
       assert.deepEqual([res.status, res.json], [200, { ok: true, message: `${player} added to whitelist.` }]);
       assert.deepEqual(stored().find((e) => e.name === player), { uuid: offlineUuid(player), name: player });
-      assert.equal(stubPaths.length, lookups);
+      assert.equal(lookupsOf(host).length, lookups);
     });
   }
 });
@@ -2467,7 +2484,7 @@ describe('POST /api/whitelist/add while the game server is stopped, online-mode=
   const defer = cleanupStack();
   let host: Host;
   let d: Daemon;
-  before(async () => {
+  setUp(async () => {
     host = await makeSandbox(defer, { onlineMode: true });
     fs.writeFileSync(serverFile(host, 'server.properties'), 'white-list=true\nonline-mode=true\n');
     fs.writeFileSync(serverFile(host, 'whitelist.json'), gson([{ uuid: offlineUuid('Alex'), name: 'Alex' }]));
@@ -2480,18 +2497,18 @@ describe('POST /api/whitelist/add while the game server is stopped, online-mode=
   const stored = () => JSON.parse(fs.readFileSync(whitelist(), 'utf8')) as Array<{ uuid: string; name: string }>;
 
   test('POST /api/whitelist/add takes UUID and letter case from usercache.json without a lookup', async () => {
-    const lookups = stubPaths.length;
+    const lookups = lookupsOf(host).length;
     const res = await d.post('/api/whitelist/add', { player: 'jeb_' }, { key: KEY });
     assert.deepEqual([res.status, res.json], [200, { ok: true, message: 'jeb_ added to whitelist.' }]);
     assert.deepEqual(stored(), [{ uuid: offlineUuid('Alex'), name: 'Alex' }, { uuid: '853c80ef-3c37-49fd-aa49-938b674adae6', name: 'Jeb_' }]);
-    assert.equal(stubPaths.length, lookups);
+    assert.equal(lookupsOf(host).length, lookups);
   });
 
   test('POST /api/whitelist/add takes UUID and letter case from PROFILE_LOOKUP_URL for a player usercache.json lacks', async () => {
-    const lookups = stubPaths.length;
+    const lookups = lookupsOf(host).length;
     const res = await d.post('/api/whitelist/add', { player: 'technoblade' }, { key: KEY });
     assert.deepEqual([res.status, res.json], [200, { ok: true, message: 'technoblade added to whitelist.' }]);
-    assert.deepEqual(stubPaths.slice(lookups), ['/technoblade']);
+    assert.deepEqual(lookupsOf(host).slice(lookups), ['/technoblade']);
     assert.deepEqual(stored().find((e) => e.name === 'Technoblade'), { uuid: 'b876ec32-e396-476b-a115-8438d83c67d4', name: 'Technoblade' });
     assert.equal(stored().length, 3);
   });
@@ -2520,10 +2537,10 @@ describe('POST /api/whitelist/add while the game server is stopped, online-mode=
     ]));
     const before = fs.readFileSync(whitelist());
     for (const player of ['Bad_Uuid', 'Undashed']) {
-      const lookups = stubPaths.length;
+      const lookups = lookupsOf(host).length;
       const res = await d.post('/api/whitelist/add', { player }, { key: KEY });
       assert.deepEqual([res.status, res.json], [502, { ok: false, error: `No Minecraft account is named ${player}.` }]);
-      assert.deepEqual(stubPaths.slice(lookups), [`/${player}`]);
+      assert.deepEqual(lookupsOf(host).slice(lookups), [`/${player}`]);
     }
     assert.deepEqual(fs.readFileSync(whitelist()), before);
   });
@@ -2538,10 +2555,10 @@ describe('POST /api/whitelist/add while the game server is stopped, online-mode=
   test('POST /api/whitelist/add looks the player up, not the offline UUID, when server.properties says "online-mode=TRUE"', async () => {
     fs.writeFileSync(serverFile(host, 'server.properties'), 'white-list=true\nonline-mode=TRUE\n');
     const before = fs.readFileSync(whitelist());
-    const lookups = stubPaths.length;
+    const lookups = lookupsOf(host).length;
     const res = await d.post('/api/whitelist/add', { player: 'Upper_True' }, { key: KEY });
     assert.deepEqual([res.status, res.json], [502, { ok: false, error: 'No Minecraft account is named Upper_True.' }]);
-    assert.deepEqual(stubPaths.slice(lookups), ['/Upper_True']);
+    assert.deepEqual(lookupsOf(host).slice(lookups), ['/Upper_True']);
     assert.deepEqual(fs.readFileSync(whitelist()), before);
   });
 });
@@ -2550,7 +2567,7 @@ describe('POST /api/whitelist/add and /remove while the game server is stopped a
   const defer = cleanupStack();
   let host: Host;
   let d: Daemon;
-  before(async () => {
+  setUp(async () => {
     host = await makeSandbox(defer, { onlineMode: false });
     d = await startDaemon(host, defer);
   });
@@ -2624,7 +2641,7 @@ describe('every response', () => {
   const defer = cleanupStack();
   let host: Host;
   let d: Daemon;
-  before(async () => { host = await makeSandbox(defer); d = await startDaemon(host, defer); });
+  setUp(async () => { host = await makeSandbox(defer); d = await startDaemon(host, defer); });
 
   for (const [method, target] of [['GET', '/nope'], ['GET', '/api/'], ['GET', '//api/status'], ['GET', '/API'], ['GET', '/api/status/x'], ['POST', '/api/nope'], ['OPTIONS', '/nope']]) {
     test(`${method} ${target} answers 404 Not found`, async () => {
@@ -2758,7 +2775,7 @@ describe('slow and hostile clients', () => {
   const defer = cleanupStack();
   let host: Host;
   let d: Daemon;
-  before(async () => { host = await makeSandbox(defer); d = await startDaemon(host, defer); });
+  setUp(async () => { host = await makeSandbox(defer); d = await startDaemon(host, defer); });
 
   test('GET /api/status answers 200 while another client sends its headers one byte every 200 ms', async (t) => {
     const head = Buffer.from(`GET /api/status HTTP/1.1\r\nHost: localhost\r\nX-Slow: ${'s'.repeat(200)}\r\n\r\n`);
@@ -2806,7 +2823,7 @@ describe('security', () => {
   const defer = cleanupStack();
   let host: Host;
   let d: Daemon;
-  before(async () => { host = await makeSandbox(defer, { onlineMode: false }); d = await startDaemon(host, defer); });
+  setUp(async () => { host = await makeSandbox(defer, { onlineMode: false }); d = await startDaemon(host, defer); });
 
   test('POST /api/command answers 401, never 500, to a wrong X-API-Key of every length from 0 to 300, ASCII or not', async () => {
     const body = '{"command":"say hello"}';
@@ -2907,7 +2924,7 @@ describe('POST /api/command reaches the game\'s own tmux pane, and only it', () 
   let host: Host;
   let d: Daemon;
   let markers = 0;
-  before(async () => {
+  setUp(async () => {
     host = await makeSandbox(defer);
     await host.startGame();
     d = await startDaemon(host, defer);
@@ -3009,7 +3026,7 @@ describe('files that are not files', () => {
   const defer = cleanupStack();
   let host: Host;
   let d: Daemon;
-  before(async () => {
+  setUp(async () => {
     host = await makeSandbox(defer);
     await host.startGame();
     d = await startDaemon(host, defer);
@@ -3182,7 +3199,7 @@ describe('POST /api/command with "output": true', () => {
   const defer = cleanupStack();
   let host: Host;
   let d: Daemon;
-  before(async () => {
+  setUp(async () => {
     host = await makeSandbox(defer);
     await host.startGame();
     d = await startDaemon(host, defer);
@@ -3274,7 +3291,7 @@ describe('POST /api/whitelist/add and /remove wait for the running game\'s verdi
   const defer = cleanupStack();
   let host: Host;
   let d: Daemon;
-  before(async () => {
+  setUp(async () => {
     host = await makeSandbox(defer, { onlineMode: true });   // only names in usercache.json exist for this game
     await host.startGame();
     d = await startDaemon(host, defer);
@@ -3407,7 +3424,7 @@ describe('GET /api/events', () => {
   const defer = cleanupStack();
   let host: Host;
   let d: Daemon;
-  before(async () => {
+  setUp(async () => {
     host = await makeSandbox(defer);
     d = await startDaemon(host, defer);
   });
@@ -3652,7 +3669,7 @@ describe('GET /metrics', () => {
   const defer = cleanupStack();
   let host: Host;
   let d: Daemon;
-  before(async () => {
+  setUp(async () => {
     host = await makeSandbox(defer);
     d = await startDaemon(host, defer);
   });
@@ -3767,7 +3784,7 @@ describe('docs/prometheus', () => {
 describe('GET /api/openapi.json', () => {
   const defer = cleanupStack();
   let d: Daemon;
-  before(async () => { d = await startDaemon(await makeSandbox(defer), defer); });
+  setUp(async () => { d = await startDaemon(await makeSandbox(defer), defer); });
 
   test('GET /api/openapi.json is the OpenAPI 3.1 document of every route of GET /api, and the one the tests hold responses against', async () => {
     const res = await d.get('/api/openapi.json');
@@ -3933,7 +3950,7 @@ describe('hostile input', () => {
   const defer = cleanupStack();
   let host: Host;
   let d: Daemon;
-  before(async () => {
+  setUp(async () => {
     host = await makeSandbox(defer);
     await host.startGame();
     d = await startDaemon(host, defer);
