@@ -500,6 +500,8 @@ async function benchEvents(host: Host, port: number, key: string, logPath: strin
   }
   await delay(1_000);
   stream.destroy();
+  // they leave again: the presence figures later check the daemon's answer against the writer's players alone
+  fs.appendFileSync(logPath, [...written.keys()].map((player) => `[12:00:00] [Server thread/INFO]: ${player} left the game\n`).join(''));
 
   const extra: number[] = [];
   for (let i = 0; i < OUTPUT_SAMPLES; i++) {

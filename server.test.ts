@@ -420,6 +420,14 @@ function findGamePids(serverDir: string): number[] {
   });
 }
 
+/** The pid of the sandbox's game, started when none runs: a test arranges what it needs, whatever ran before it. */
+async function runningGame(host: Host): Promise<number> {
+  const [pid] = findGamePids(host.serverDir);
+  if (pid !== undefined) return pid;
+  await host.stopGame();   // a session whose game has gone
+  return host.startGame();
+}
+
 /** Waits until the console record has grown past `mark` by at least `expected`, then returns what arrived. */
 async function consoleSince(host: Host, mark: number, expected: string): Promise<string> {
   const got = await waitFor(() => {
@@ -1197,7 +1205,6 @@ describe('GET /api/status', () => {
   const defer = cleanupStack();
   let host: Host;
   let d: Daemon;
-  let pid = 0;
   setUp(async () => { host = await makeSandbox(defer); d = await startDaemon(host, defer); });
   const versionFile = () => serverFile(host, 'version_history.json');
   const paperVersionFile = () => serverFile(host, '.paper/version_history.json');
@@ -1212,6 +1219,7 @@ describe('GET /api/status', () => {
   };
 
   test('GET /api/status reports online:false and nothing else when no game server runs', async () => {
+    await host.stopGame();
     const res = await d.get('/api/status');
     assert.equal(res.status, 200);
     assert.deepEqual(res.json, { ok: true, online: false });
@@ -1219,12 +1227,13 @@ describe('GET /api/status', () => {
 
   test('GET /api/status reports the game server pid, uptime, memory and version_history.json\'s currentVersion', async () => {
     fs.writeFileSync(versionFile(), '{"currentVersion":"git-Paper-49 (MC: 1.20.1)"}');
-    pid = await host.startGame();
+    const pid = await runningGame(host);
     assert.deepEqual(findGamePids(host.serverDir), [pid]);
     assert.deepEqual(await status(), { ok: true, online: true, pid, version: 'git-Paper-49 (MC: 1.20.1)' });
   });
 
   test('GET /api/status shows a change of version_history.json to the first request 100 ms after it', async () => {
+    const pid = await runningGame(host);
     fs.writeFileSync(versionFile(), '{"oldVersion":"git-Paper-49 (MC: 1.20.1)","currentVersion":"git-Paper-50 (MC: 1.20.1)"}');
     assert.deepEqual(await status(), { ok: true, online: true, pid, version: 'git-Paper-50 (MC: 1.20.1)' });
     fs.writeFileSync(versionFile(), '{"currentVersion":"git-Foldenor-\\"b5dc1ae\\" (MC: 1.20.4)"}');
@@ -1232,6 +1241,7 @@ describe('GET /api/status', () => {
   });
 
   test('GET /api/status reads .paper/version_history.json when the root copy is gone', async () => {
+    const pid = await runningGame(host);
     fs.rmSync(versionFile(), { force: true });
     fs.mkdirSync(path.dirname(paperVersionFile()), { recursive: true });
     fs.writeFileSync(paperVersionFile(), '{"currentVersion":"26.2.1-7-57d665e (MC: 26.2.1)"}');
@@ -1239,14 +1249,16 @@ describe('GET /api/status', () => {
   });
 
   test('GET /api/status leaves version out when version_history.json is missing or not valid JSON', async () => {
+    const pid = await runningGame(host);
     fs.rmSync(paperVersionFile(), { force: true });
+    fs.rmSync(versionFile(), { force: true });
     assert.deepEqual(await status(), { ok: true, online: true, pid });
     fs.writeFileSync(versionFile(), '{"currentVersion":');
     assert.deepEqual(await status(), { ok: true, online: true, pid });
   });
 
   test('GET /api/status counts uptime by the boot clock of /proc/uptime, the clock process start times count in', async () => {
-    const gamePid = findGamePids(host.serverDir)[0] ?? await host.startGame();
+    const gamePid = await runningGame(host);
     const res = await d.get('/api/status', { afterChange: true });
     const stat = fs.readFileSync(`/proc/${gamePid}/stat`, 'utf8');
     const expected = parseFloat(fs.readFileSync('/proc/uptime', 'utf8')) - Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]) / 100;
@@ -1255,7 +1267,9 @@ describe('GET /api/status', () => {
   });
 
   test('GET /api/status finds the game through a symlinked SERVER_DIR', async () => {
+    const pid = await runningGame(host);
     const link = path.join(host.root, 'server-link');
+    fs.rmSync(link, { force: true });
     fs.symlinkSync(host.serverDir, link);
     const viaLink = await startDaemon(host, defer, { SERVER_DIR: link });
     const res = await viaLink.get('/api/status');
@@ -1265,13 +1279,15 @@ describe('GET /api/status', () => {
   });
 
   test('GET /api/status ignores a java process whose working directory is another folder', async () => {
+    await runningGame(host);
     const other = path.join(host.root, 'other-server');
-    fs.mkdirSync(other);
+    fs.mkdirSync(other, { recursive: true });
     const elsewhere = await startDaemon(host, defer, { SERVER_DIR: other });
     assert.deepEqual((await elsewhere.get('/api/status')).json, { ok: true, online: false });
   });
 
   test('GET /api/status reports online:false once the game server is gone', async () => {
+    await runningGame(host);
     await host.stopGame();
     assert.deepEqual((await d.get('/api/status', { afterChange: true })).json, { ok: true, online: false });
   });
@@ -1296,8 +1312,17 @@ describe('GET /api/players/online', () => {
     assert.deepEqual({ ...res.json, players: [...res.json.players].sort() }, { ok: true, online: true, count: expected.length, players: expected });
     return expected;
   };
+  /** A new game session: the game restarted, its own latest.log, nothing rolled yet. */
+  const newSession = async () => {
+    await host.stopGame();
+    rolled = '';
+    await host.startGame();
+  };
+  let archives = 0;
+  const archivePath = (suffix: string) => serverFile(host, `logs/2099-01-01-${++archives}.log${suffix}`);
 
   test('GET /api/players/online answers online:false and no players while the game is not running, whatever the log says', async () => {
+    await host.stopGame();
     fs.mkdirSync(path.dirname(latest()), { recursive: true });
     append('Alex joined the game');
     const res = await d.get('/api/players/online');
@@ -1306,7 +1331,7 @@ describe('GET /api/players/online', () => {
   });
 
   test('GET /api/players/online equals a full parse after appends, including a half-written line', async () => {
-    await host.startGame();
+    await newSession();
     append('Alex[/198.51.100.7:53120] logged in with entity id 1 at (0.5, 64.0, 0.5)', 'Alex joined the game', 'Bob joined the game');
     assert.deepEqual(await assertFullParse(), ['Alex', 'Bob']);
     append('<Mallory> Carl joined the game', 'Bob lost connection: Disconnected', 'Bob left the game', `x${'y'.repeat(70_000)}`);
@@ -1317,68 +1342,87 @@ describe('GET /api/players/online', () => {
   });
 
   test('GET /api/players/online equals a full parse of the session after the log rolls to a new inode while the game runs', async () => {
+    await newSession();
+    append('Alex joined the game', 'Bob joined the game');
+    assert.deepEqual(await assertFullParse(), ['Alex', 'Bob']);
     const old = fs.readFileSync(latest());
-    fs.writeFileSync(serverFile(host, 'logs/2099-01-01-1.log.gz'), gzipSync(old));
+    fs.writeFileSync(archivePath('.gz'), gzipSync(old));
     fs.rmSync(latest());
     rolled += old.toString('utf8');
     const filler = Array.from({ length: 3000 }, (_, i) => `${P}Filler line ${i} to make the new file larger than the old one\n`).join('');
     fs.writeFileSync(`${latest()}.new`, `${P}Dave joined the game\n${P}Alex left the game\n${filler}`);
     fs.renameSync(`${latest()}.new`, latest());
-    assert.deepEqual(await assertFullParse(), ['Dave', 'Partial_Player']);
+    assert.deepEqual(await assertFullParse(), ['Bob', 'Dave']);
     append('Erin joined the game');
-    assert.deepEqual(await assertFullParse(), ['Dave', 'Erin', 'Partial_Player']);
+    assert.deepEqual(await assertFullParse(), ['Bob', 'Dave', 'Erin']);
   });
 
   test('GET /api/players/online of a daemon started after the roll reads the session start back from the archive', async () => {
+    await newSession();
+    append('Alex joined the game', 'Bob joined the game');
+    const old = fs.readFileSync(latest());
+    fs.writeFileSync(archivePath('.gz'), gzipSync(old));
+    rolled += old.toString('utf8');
+    fs.writeFileSync(latest(), `${P}Dave joined the game\n${P}Alex left the game\n`);
     const fresh = await startDaemon(host, defer);
-    assert.deepEqual(await assertFullParse(fresh), ['Dave', 'Erin', 'Partial_Player']);
+    assert.deepEqual(await assertFullParse(fresh), ['Bob', 'Dave']);
   });
 
   test('GET /api/players/online counts the lines appended to latest.log after the last request when the log rolls before the next one', async () => {
-    assert.deepEqual(await assertFullParse(), ['Dave', 'Erin', 'Partial_Player']);   // read to its end
+    await newSession();
+    append('Dave joined the game', 'Erin joined the game');
+    assert.deepEqual(await assertFullParse(), ['Dave', 'Erin']);   // read to its end
     append('Dave left the game', 'Hank joined the game');
     rolled += readOr(latest()).toString('utf8');
-    fs.renameSync(latest(), serverFile(host, 'logs/2099-01-01-2.log'));   // log4j renames, then compresses
+    fs.renameSync(latest(), archivePath(''));   // log4j renames, then compresses
     fs.writeFileSync(latest(), `${P}Ivy joined the game\n`);
-    assert.deepEqual(await assertFullParse(), ['Erin', 'Hank', 'Ivy', 'Partial_Player']);
+    assert.deepEqual(await assertFullParse(), ['Erin', 'Hank', 'Ivy']);
     append('Hank left the game', 'Ivy left the game', 'Dave joined the game');
-    assert.deepEqual(await assertFullParse(), ['Dave', 'Erin', 'Partial_Player']);
+    assert.deepEqual(await assertFullParse(), ['Dave', 'Erin']);
   });
 
   test('GET /api/players/online equals a full parse of the session after the log is truncated in place', async () => {
+    await newSession();
+    append('Dave joined the game', 'Erin joined the game');
+    assert.deepEqual(await assertFullParse(), ['Dave', 'Erin']);   // read to its end
     rolled += readOr(latest()).toString('utf8');
     fs.truncateSync(latest(), 0);
     append('Frank joined the game', 'Erin left the game');
-    assert.deepEqual(await assertFullParse(), ['Dave', 'Frank', 'Partial_Player']);
+    assert.deepEqual(await assertFullParse(), ['Dave', 'Frank']);
   });
 
   test('GET /api/players/online equals a full parse of the session after a copy-and-truncate written again past the old size', async () => {
-    assert.deepEqual(await assertFullParse(), ['Dave', 'Frank', 'Partial_Player']);   // read to its end
+    await newSession();
+    append('Dave joined the game', 'Frank joined the game');
+    assert.deepEqual(await assertFullParse(), ['Dave', 'Frank']);   // read to its end
     const oldSize = fs.statSync(latest()).size;
     rolled += readOr(latest()).toString('utf8');
     fs.truncateSync(latest(), 0);
     append('Frank left the game', 'Jill joined the game', ...Array.from({ length: 20 }, (_, i) => `Filler line ${i} after the truncation`));
     assert.ok(fs.statSync(latest()).size > oldSize);
-    assert.deepEqual(await assertFullParse(), ['Dave', 'Jill', 'Partial_Player']);
+    assert.deepEqual(await assertFullParse(), ['Dave', 'Jill']);
   });
 
   test('GET /api/players/online equals a full parse of the new latest.log once the game server restarts', async () => {
-    await host.stopGame();
-    rolled = '';
-    await host.startGame();
+    await newSession();
+    append('Fay joined the game');
+    assert.deepEqual(await assertFullParse(), ['Fay']);
+    await newSession();
     assert.deepEqual(await assertFullParse(), []);
     append('Gina joined the game');
     assert.deepEqual(await assertFullParse(), ['Gina']);
   });
 
   test('GET /api/players/online answers count 0 when the log is missing while the game runs', async () => {
-    fs.rmSync(latest());
+    await runningGame(host);
+    fs.rmSync(latest(), { force: true });
     const res = await d.get('/api/players/online');
     assert.equal(res.status, 200);
     assert.deepEqual(res.json, { ok: true, online: true, count: 0, players: [] });
   });
 
   test('GET /api/players/online counts nobody from a latest.log last written before the game started, until the game writes to it', async () => {
+    await newSession();
     // an earlier run's log, not yet rolled: a player who never left, then the shutdown
     fs.writeFileSync(latest(), `${P}Starting minecraft server version 1.21.4\n${P}Kim joined the game\n${P}Stopping server\n`);
     fs.utimesSync(latest(), new Date('2020-01-01T00:00:00Z'), new Date('2020-01-01T00:00:00Z'));
@@ -1625,8 +1669,14 @@ describe('GET /api/backups', () => {
     fs.utimesSync(path.join(host.backupDir, name), new Date(iso), new Date(iso));
   };
 
-  test('GET /api/backups lists .tar.gz files only, newest first, with type, size, bytes and created', async () => {
+  /** The backup folder holding these archives and nothing else. */
+  const putOnly = (...archives: Array<[string, number, string]>) => {
     for (const name of fs.readdirSync(host.backupDir)) fs.rmSync(path.join(host.backupDir, name), { recursive: true });
+    for (const archive of archives) put(...archive);
+  };
+
+  test('GET /api/backups lists .tar.gz files only, newest first, with type, size, bytes and created', async () => {
+    putOnly();
     put('gameserver_backup_2025-02-01.tar.gz', 1536, '2025-02-01T03:00:00Z');
     put('snapshot_2025-03-01_12-00-00.tar.gz', 512, '2025-03-01T12:00:00Z');
     put('restore_undo_2025-01-15.tar.gz', 5 * 1024 ** 2 + 512 * 1024, '2025-01-15T08:30:00Z');
@@ -1648,6 +1698,9 @@ describe('GET /api/backups', () => {
   });
 
   test('GET /api/backups shows a new or removed archive to the first request 100 ms after it', async () => {
+    putOnly(['gameserver_backup_2025-02-01.tar.gz', 1536, '2025-02-01T03:00:00Z'], ['snapshot_2025-03-01_12-00-00.tar.gz', 512, '2025-03-01T12:00:00Z'],
+      ['restore_undo_2025-01-15.tar.gz', 1024, '2025-01-15T08:30:00Z'], ['world-old.tar.gz', 0, '2024-12-24T18:00:00Z']);
+    assert.equal((await d.get('/api/backups', { afterChange: true })).json.count, 4);
     put('snapshot_2025-05-01.tar.gz', 2048, '2025-05-01T00:00:00Z');
     const added = await d.get('/api/backups', { afterChange: true });
     assert.equal(added.json.count, 5);
@@ -1662,6 +1715,7 @@ describe('GET /api/backups', () => {
 
   test('GET /api/backups shows an old archive overwritten in place with its new size and time within a few seconds', async () => {
     const name = 'gameserver_backup_2025-02-01.tar.gz';
+    putOnly([name, 1536, '2025-02-01T03:00:00Z']);
     const file = path.join(host.backupDir, name);
     const listed = await d.get('/api/backups', { afterChange: true });
     assert.equal(listed.json.backups.find((b: { name: string }) => b.name === name)?.bytes, 1536);
@@ -1747,6 +1801,7 @@ describe('GET /api/properties', () => {
   });
 
   test('GET /api/properties reveals the stored values to the valid key', async () => {
+    fs.writeFileSync(properties(), stored);
     const res = await d.get('/api/properties', { key: KEY, afterChange: true });
     assert.equal(res.status, 200);
     assert.deepEqual(res.json, { ok: true, properties: values });
@@ -1842,11 +1897,14 @@ describe('POST /api/server/* and POST /api/backup', () => {
   setUp(async () => {
     host = await makeSandbox(defer);
     fs.writeFileSync(path.join(host.controlDir, 'serv-hold-seconds'), '120\n');
-    samples = fs.readdirSync(host.backupDir);
     d = await startDaemon(host, defer);
   });
-  let samples: string[] = [];
-  const servPids: number[] = [];
+  /** A host of its own whose serv holds for 120 s, and its daemon. */
+  const holdingHost = async () => {
+    const own = await makeSandbox(defer);
+    fs.writeFileSync(path.join(own.controlDir, 'serv-hold-seconds'), '120\n');
+    return { own, daemon: await startDaemon(own, defer) };
+  };
 
   for (const [route, argv, message] of [
     ['/api/server/start', ['start'], 'Server start command issued.'],
@@ -1870,7 +1928,6 @@ describe('POST /api/server/* and POST /api/backup', () => {
       for (const fd of [1, 2]) {   // serv writes to the daemon's own stdout/stderr, not to a pipe the daemon reads
         assert.equal(fs.readlinkSync(`/proc/${call.pid}/fd/${fd}`), fs.readlinkSync(`/proc/${d.child.pid}/fd/${fd}`));
       }
-      servPids.push(call.pid);
       if (route === '/api/server/start') {
         const [gamePid] = await waitFor(() => { const pids = findGamePids(host.serverDir); return pids.length === 1 && pids; });
         const environ = fs.readFileSync(`/proc/${gamePid}/environ`, 'utf8').split('\0');
@@ -1899,25 +1956,26 @@ describe('POST /api/server/* and POST /api/backup', () => {
   });
 
   test('POST /api/backup answers 409 while the backup it launched runs, and 200 once it ended', async () => {
-    const backup = servCalls(host).find((c) => c.argv[0] === 'backup');
-    assert.ok(backup && isAlive(backup.pid));
-    const count = servCalls(host).length;
-    const res = await d.post('/api/backup', undefined, { key: KEY });
+    const { own, daemon } = await holdingHost();
+    const samples = fs.readdirSync(own.backupDir);
+    assert.equal((await daemon.post('/api/backup', undefined, { key: KEY })).status, 200);
+    const backup = await waitFor(() => servCalls(own)[0]);
+    const res = await daemon.post('/api/backup', undefined, { key: KEY });
     assert.equal(res.status, 409);
     assertCommonHeaders(res.headers);
     assert.deepEqual(res.json, { ok: false, error: MSG.backupRunning });
-    assert.equal(servCalls(host).length, count);
-    const archive = await waitFor(() => fs.readdirSync(host.backupDir).find((n) => /^snapshot_.*\.tar\.gz$/.test(n) && !samples.includes(n)));
-    const listed = await d.get('/api/backups');
+    assert.equal(servCalls(own).length, 1);
+    const archive = await waitFor(() => fs.readdirSync(own.backupDir).find((n) => /^snapshot_.*\.tar\.gz$/.test(n) && !samples.includes(n)));
+    const listed = await daemon.get('/api/backups');
     assert.equal(listed.json.backups.find((b: { name: string }) => b.name === archive)?.type, 'snapshot');
     process.kill(backup.pid, 'SIGKILL');
     await waitFor(() => !isAlive(backup.pid));
     const again = await waitFor(async () => {
-      const r = await d.post('/api/backup', undefined, { key: KEY });
+      const r = await daemon.post('/api/backup', undefined, { key: KEY });
       return r.status === 409 ? undefined : r;
     });
     assert.equal(again.status, 200);
-    servPids.push((await waitFor(() => servCalls(host)[count])).pid);
+    assert.deepEqual((await waitFor(() => servCalls(own)[1])).argv, ['backup', '-s']);
   });
 
   test('POST /api/backup answers 200, 409, 409 to three requests pipelined in one write, and runs serv backup -s once', async () => {
@@ -1952,20 +2010,28 @@ describe('POST /api/server/* and POST /api/backup', () => {
     assert.equal(servCalls(own).length, 1);
   });
 
-  test('POST /api/server/start|stop|restart each print one log line: time, client address, method, path, status, outcome', () => {
-    for (const route of ['/api/server/start', '/api/server/stop', '/api/server/restart']) {
+  test('POST /api/server/start|stop|restart each print one log line: time, client address, method, path, status, outcome', async () => {
+    const { daemon } = await holdingHost();
+    const routes = ['/api/server/start', '/api/server/stop', '/api/server/restart'];
+    for (const route of routes) assert.equal((await daemon.post(route, undefined, { key: KEY })).status, 200);
+    const linesOf = (route: string) => {
       const pattern = new RegExp(`^\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\d(\\.\\d+)?Z \\S+ POST ${route.replace(/\//g, '\\/')} 200 \\S.*$`);
-      assert.equal(d.stdout().split('\n').filter((line) => pattern.test(line)).length, 1, `${route} in ${d.stdout()}`);
-    }
+      return daemon.stdout().split('\n').filter((line) => pattern.test(line)).length;
+    };
+    // a line is printed once its reply was sent, and reaches the test through a pipe a moment later
+    await waitFor(() => routes.every((route) => linesOf(route) > 0));
+    for (const route of routes) assert.equal(linesOf(route), 1, `${route} in ${daemon.stdout()}`);
   });
 
-  test('POST /api/server/* leaves every serv it started running when the daemon exits 0 on SIGTERM', async () => {
-    assert.deepEqual(await d.stop('SIGTERM'), { code: 0, signal: null });
-    assert.equal(servPids.length, 5);
-    for (const pid of servPids.filter((p) => p !== servCalls(host).find((c) => c.argv[0] === 'backup')?.pid)) {
-      assert.ok(isAlive(pid), `serv ${pid} outlives the daemon`);
+  test('POST /api/server/* and POST /api/backup leave every serv they started running when the daemon exits 0 on SIGTERM', async () => {
+    const { own, daemon } = await holdingHost();
+    for (const route of ['/api/server/start', '/api/server/stop', '/api/server/restart', '/api/backup']) {
+      assert.equal((await daemon.post(route, undefined, { key: KEY })).status, 200);
     }
-    assert.ok(!d.stdout().includes(KEY) && !d.stderr().includes(KEY));
+    const calls = await waitFor(() => servCalls(own).length === 4 && servCalls(own));
+    assert.deepEqual(await daemon.stop('SIGTERM'), { code: 0, signal: null });
+    for (const call of calls) assert.ok(isAlive(call.pid), `serv ${call.argv.join(' ')} (${call.pid}) outlives the daemon`);
+    assert.ok(!daemon.stdout().includes(KEY) && !daemon.stderr().includes(KEY));
   });
 
   test('POST /api/server/start answers 500 when SERV_BIN cannot be started, and the daemon keeps serving', async () => {
