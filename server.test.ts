@@ -2278,15 +2278,28 @@ describe('POST /api/command when the console is not the game', () => {
   };
   const stopped = () => procStat(game).state === 'T';
   const foreground = () => procStat(game).tpgid === procStat(game).pgrp;
+  /** A game typed into the pane's shell and running as its foreground job: typed in when none runs, brought back with `fg`. */
+  const gameInShell = async () => {
+    if (game === 0 || !isAlive(game)) {
+      await typeIntoPane(host, `${host.binDir}/java -Dgameserver.console=${host.consoleRecord} -jar server.jar nogui`);
+      [game] = await waitFor(() => { const pids = findGamePids(host.serverDir); return pids.length === 1 && pids; });
+    } else if (!foreground()) {
+      await typeIntoPane(host, 'fg');
+    }
+    await waitFor(() => foreground() && !stopped());
+  };
+  const noGameInShell = async () => {
+    if (game !== 0 && isAlive(game)) process.kill(game, 'SIGKILL');   // even while job control has it stopped
+    await waitFor(() => game === 0 || !isAlive(game));
+  };
 
   test('POST /api/command answers 409 when the pane shows a shell and no game server runs', async () => {
+    await noGameInShell();
     await assertTouchRefused(409, (e) => e === MSG.notRunning);
   });
 
   test('POST /api/command delivers to a game server that is the foreground job of the pane\'s shell with CONSOLE_SHELL_PANE=allow', async () => {
-    await typeIntoPane(host, `${host.binDir}/java -Dgameserver.console=${host.consoleRecord} -jar server.jar nogui`);
-    [game] = await waitFor(() => { const pids = findGamePids(host.serverDir); return pids.length === 1 && pids; });
-    await waitFor(foreground);
+    await gameInShell();
     const start = consoleBytes(host).length;
     const res = await d.post('/api/command', { command: 'say in the foreground' }, { key: KEY });
     assert.deepEqual([res.status, res.json], [200, { ok: true, message: 'Command sent: say in the foreground' }]);
@@ -2294,6 +2307,7 @@ describe('POST /api/command when the console is not the game', () => {
   });
 
   test('POST /api/command answers 503 to a game server typed into the pane\'s interactive shell by default, and types nothing', async () => {
+    await gameInShell();
     const refusing = await startDaemon(host, defer);
     const start = consoleBytes(host).length;
     const res = await refusing.post('/api/command', { command: 'say refused' }, { key: KEY });
@@ -2304,21 +2318,24 @@ describe('POST /api/command when the console is not the game', () => {
   });
 
   test('POST /api/command answers 503 when the game server is suspended (Ctrl-Z)', async () => {
+    await gameInShell();
     await host.tmux('send-keys', '-t', `=${host.tmuxSession}:`, 'C-z');
     await waitFor(() => stopped() && !foreground());
     await assertTouchRefused(503, (e) => e.startsWith(MSG.consolePrefix));
   });
 
   test('POST /api/command answers 503 when the game server is a background job of the pane\'s shell', async () => {
+    await gameInShell();
+    await host.tmux('send-keys', '-t', `=${host.tmuxSession}:`, 'C-z');
+    await waitFor(() => stopped() && !foreground());
     await typeIntoPane(host, 'bg');
     await waitFor(() => !foreground() && isAlive(game));
     await assertTouchRefused(503, (e) => e.startsWith(MSG.consolePrefix));
   });
 
   test('POST /api/command answers 409 once the game server is gone and its pane shows the shell again', async () => {
-    // SIGKILL ends it even while job control has it stopped; typing `stop` after `fg` raced the resumed read
-    process.kill(game, 'SIGKILL');
-    await waitFor(() => !isAlive(game));
+    await gameInShell();
+    await noGameInShell();   // SIGKILL: typing `stop` after `fg` raced the resumed read
     await assertTouchRefused(409, (e) => e === MSG.notRunning);
   });
 
@@ -2388,6 +2405,7 @@ describe('POST /api/whitelist/add and /remove while the game server runs', () =>
   });
   const whitelist = () => serverFile(host, 'whitelist.json');
   const mark = () => consoleBytes(host).length;
+  const listOnly = (...names: string[]) => fs.writeFileSync(whitelist(), gson(names.map((name) => ({ uuid: offlineUuid(name), name }))));
 
   test('POST /api/whitelist/add answers "already on the whitelist" for another letter case and sends nothing', async () => {
     fs.writeFileSync(whitelist(), gson([{ uuid: offlineUuid('Alex'), name: 'Alex' }]));
@@ -2409,6 +2427,7 @@ describe('POST /api/whitelist/add and /remove while the game server runs', () =>
   });
 
   test('POST /api/whitelist/add sends whitelist add NAME to the console', async () => {
+    listOnly('Alex');
     const start = mark();
     const res = await d.post('/api/whitelist/add', { player: 'Steve' }, { key: KEY });
     assert.deepEqual([res.status, res.json], [200, { ok: true, message: 'Steve added to whitelist.' }]);
@@ -2417,6 +2436,7 @@ describe('POST /api/whitelist/add and /remove while the game server runs', () =>
   });
 
   test('POST /api/whitelist/remove sends whitelist remove NAME to the console', async () => {
+    listOnly('Alex', 'Steve');
     const start = mark();
     const res = await d.post('/api/whitelist/remove', { player: 'STEVE' }, { key: KEY });
     assert.deepEqual([res.status, res.json], [200, { ok: true, message: 'STEVE removed from whitelist.' }]);
@@ -2455,8 +2475,13 @@ describe('POST /api/whitelist/add and /remove while the game server is stopped, 
   });
   const whitelist = () => serverFile(host, 'whitelist.json');
   const stored = () => JSON.parse(fs.readFileSync(whitelist(), 'utf8')) as Array<{ uuid: string; name: string }>;
+  const storeOnly = (list: typeof entries) => {
+    fs.writeFileSync(whitelist(), gson(list));
+    fs.chmodSync(whitelist(), 0o640);
+  };
 
   test('POST /api/whitelist/add writes the offline UUID and keeps every other entry, atomically', async () => {
+    storeOnly(entries);
     const res = await d.post('/api/whitelist/add', { player: 'Steve' }, { key: KEY });
     assert.equal(res.status, 200);
     assertCommonHeaders(res.headers);
@@ -2471,6 +2496,7 @@ describe('POST /api/whitelist/add and /remove while the game server is stopped, 
   });
 
   test('POST /api/whitelist/add answers "already on the whitelist" for another letter case and leaves the file as it was', async () => {
+    storeOnly(entries);
     const before = fs.readFileSync(whitelist());
     const res = await d.post('/api/whitelist/add', { player: 'ALEX' }, { key: KEY });
     assert.deepEqual([res.status, res.json], [200, { ok: true, message: 'ALEX is already on the whitelist.' }]);
@@ -2478,13 +2504,14 @@ describe('POST /api/whitelist/add and /remove while the game server is stopped, 
   });
 
   test('POST /api/whitelist/remove removes the entry in any letter case and keeps every other entry', async () => {
+    storeOnly(entries);
     const res = await d.post('/api/whitelist/remove', { player: 'alex' }, { key: KEY });
     assert.deepEqual([res.status, res.json], [200, { ok: true, message: 'alex removed from whitelist.' }]);
-    assert.deepEqual(stored().filter((e) => e.name !== 'Steve'), entries.slice(1));
-    assert.equal(stored().length, 3);
+    assert.deepEqual(stored(), entries.slice(1));
   });
 
   test('POST /api/whitelist/remove answers "not on the whitelist" and leaves the file as it was', async () => {
+    storeOnly(entries.slice(1));
     const before = fs.readFileSync(whitelist());
     const res = await d.post('/api/whitelist/remove', { player: 'Alex' }, { key: KEY });
     assert.deepEqual([res.status, res.json], [200, { ok: true, message: 'Alex is not on the whitelist.' }]);
@@ -2561,8 +2588,10 @@ describe('POST /api/whitelist/add while the game server is stopped, online-mode=
   });
   const whitelist = () => serverFile(host, 'whitelist.json');
   const stored = () => JSON.parse(fs.readFileSync(whitelist(), 'utf8')) as Array<{ uuid: string; name: string }>;
+  const alexOnly = () => fs.writeFileSync(whitelist(), gson([{ uuid: offlineUuid('Alex'), name: 'Alex' }]));
 
   test('POST /api/whitelist/add takes UUID and letter case from usercache.json without a lookup', async () => {
+    alexOnly();
     const lookups = lookupsOf(host).length;
     const res = await d.post('/api/whitelist/add', { player: 'jeb_' }, { key: KEY });
     assert.deepEqual([res.status, res.json], [200, { ok: true, message: 'jeb_ added to whitelist.' }]);
@@ -2571,12 +2600,12 @@ describe('POST /api/whitelist/add while the game server is stopped, online-mode=
   });
 
   test('POST /api/whitelist/add takes UUID and letter case from PROFILE_LOOKUP_URL for a player usercache.json lacks', async () => {
+    alexOnly();
     const lookups = lookupsOf(host).length;
     const res = await d.post('/api/whitelist/add', { player: 'technoblade' }, { key: KEY });
     assert.deepEqual([res.status, res.json], [200, { ok: true, message: 'technoblade added to whitelist.' }]);
     assert.deepEqual(lookupsOf(host).slice(lookups), ['/technoblade']);
-    assert.deepEqual(stored().find((e) => e.name === 'Technoblade'), { uuid: 'b876ec32-e396-476b-a115-8438d83c67d4', name: 'Technoblade' });
-    assert.equal(stored().length, 3);
+    assert.deepEqual(stored(), [{ uuid: offlineUuid('Alex'), name: 'Alex' }, { uuid: 'b876ec32-e396-476b-a115-8438d83c67d4', name: 'Technoblade' }]);
   });
 
   for (const [player, error] of [

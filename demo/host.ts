@@ -366,7 +366,8 @@ export async function createHost(options: HostOptions = {}): Promise<Host> {
     const pids = findMarkedProcesses(root);
     pids.forEach(killQuietly);
     await waitFor(() => (pids.every(isGone) ? true : null), PROCESS_EXIT_TIMEOUT_MS, `Processes ${pids.join(', ')} did not exit.`);
-    fs.rmSync(root, { recursive: true, force: true });
+    // a process that got its hang-up a moment ago may still be writing its last log lines
+    fs.rmSync(root, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 });
   }
 
   return { ...paths, daemonEnv, tmux, startGame, startShell, stopGame, remove };
