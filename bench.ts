@@ -38,6 +38,7 @@ const OUTPUT_SAMPLES = 20;
 const OUTPUT_QUIET_MS = 300; // the daemon's quiet window: what is beyond it is the figure
 const IDLE_STREAMS = 64;
 const IDLE_STREAMS_SECONDS = 60;
+const IDLE_STREAM_SPACING_MS = 100;
 const IDLE_CPU_NOISE_MS = 60; // 0.1 % of one core over the minute: below what top or systemd-cgtop shows
 const READY_TIMEOUT_MS = 20_000;
 const REQUEST_TIMEOUT_MS = 60_000; // the first presence scan of a 1 GiB log may take seconds; it is reported
@@ -518,7 +519,12 @@ async function benchEvents(host: Host, port: number, key: string, logPath: strin
   await delay(1_000);
   const sample = () => daemons.map(({ proc }) => ({ cpuMs: readCpuMs(proc.child.pid!), ...readMemoryKiB(proc.child.pid!) }));
   const before = sample();
-  const streams = Array.from({ length: IDLE_STREAMS }, () => get({ host: '127.0.0.1', port: daemons[0].port, path: '/api/events' }).on('error', () => undefined).on('response', (res) => res.resume()));
+  // opened one by one, as relays connect at different moments: streams opened together would share their timers
+  const streams: ReturnType<typeof get>[] = [];
+  for (let i = 0; i < IDLE_STREAMS; i++) {
+    streams.push(get({ host: '127.0.0.1', port: daemons[0].port, path: '/api/events' }).on('error', () => undefined).on('response', (res) => res.resume()));
+    await delay(IDLE_STREAM_SPACING_MS);
+  }
   await delay(2_000); // opened, watching started
   const opened = sample();
   await delay(IDLE_STREAMS_SECONDS * 1000);

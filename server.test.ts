@@ -296,7 +296,14 @@ function spawnDaemon(env: Record<string, string>, args: string[] = [], { wrap = 
   let exited: Exit | undefined;
   child.stdout!.setEncoding('utf8').on('data', (s: string) => (out += s));
   child.stderr!.setEncoding('utf8').on('data', (s: string) => (err += s));
-  const exit = new Promise<Exit>((resolve) => child.once('exit', (code, signal) => resolve((exited = { code, signal }))));
+  // resolves once the output is read to its end too (what the daemon wrote last may still be in the pipes), or a
+  // second after the exit when a process it started holds them
+  const exit = new Promise<Exit>((resolve) => child.once('exit', (code, signal) => {
+    const done = (exited = { code, signal });
+    const ended = [child.stdout!, child.stderr!].map((pipe) => (pipe.readableEnded ? undefined : new Promise((r) => pipe.once('end', r))));
+    const grace = setTimeout(() => resolve(done), 1_000);
+    void Promise.all(ended).then(() => { clearTimeout(grace); resolve(done); });
+  }));
   return { child, exit, out: () => out, err: () => err, exited: () => exited };
 }
 
@@ -991,7 +998,8 @@ describe('the compiled daemon', { concurrency: GROUPS_AT_ONCE }, () => {
       let out = '';
       child.stdout!.setEncoding('utf8').on('data', (text: string) => (out += text));
       defer(() => { if (child.exitCode === null) child.kill('SIGKILL'); });
-      const code = await new Promise((resolve) => child.once('exit', resolve));
+      // 'close', not 'exit': the last of its output may still be in the pipe when it has exited
+      const code = await new Promise((resolve) => child.once('close', resolve));
       assert.equal(code, 1);
       assert.match(out, /Z uncaught exception: Error: boom from a timer\n/);
     });
@@ -3338,9 +3346,10 @@ describe('the compiled daemon', { concurrency: GROUPS_AT_ONCE }, () => {
 
     test('POST /api/command answers at most 64 KiB of reply lines', async () => {
       const latest = serverFile(host, 'logs/latest.log');
+      const start = consoleBytes(host).length;
       const pending = withOutput('tellraw @a "quiet"');
       // lines logged in the window, 1,000 bytes each: 65 fit in 64 KiB, the 66th does not
-      await new Promise((resolve) => setTimeout(resolve, 200));
+      await waitFor(() => consoleBytes(host).subarray(start).includes('tellraw @a "quiet"'));
       fs.appendFileSync(latest, Array.from({ length: 80 }, (_, i) => `[12:00:00] [Async Chat Thread - #1/INFO]: <Alex> ${String(i).padStart(2, '0')} ${'z'.repeat(990)}\n`).join(''));
       const res = await pending;
       assert.equal(res.json.output.length, 65);
@@ -3348,8 +3357,10 @@ describe('the compiled daemon', { concurrency: GROUPS_AT_ONCE }, () => {
     });
 
     test('POST /api/command answers, among the reply, a chat line logged in the same moment, prefix and colour codes removed', async () => {
+      const start = consoleBytes(host).length;
       const pending = withOutput('say window');
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      // the moment the game has the command: its reply and the chat line land in the same moment
+      await waitFor(() => consoleBytes(host).subarray(start).includes('say window'));
       fs.appendFileSync(serverFile(host, 'logs/latest.log'), '[12:00:00] [Async Chat Thread - #2/INFO]: <§eAlex§r> hello there\n');
       const res = await pending;
       assert.deepEqual(new Set(res.json.output), new Set(['[Server] window', '<Alex> hello there']));

@@ -75,7 +75,7 @@ const EVENT_STREAMS_MAX = 64;
 const EVENT_STREAM_RETRY_MS = 3_000;
 const EVENT_KEEPALIVE_MS = 15_000;
 const EVENT_STREAM_MAX_PENDING_BYTES = 1024 * 1024; // a stream whose reader is that far behind is closed
-const WATCH_CHECK_MS = 500; // the safety net behind fs.watch, and the process's pulse: events within 1 s
+const WATCH_PULSE_MS = 500; // the safety net behind fs.watch, the process's pulse, keep-alives: events within 1 s
 const WATCH_LINGER_MS = 10_000; // after the last stream closed: a reconnect after `retry` misses nothing
 const BACKUP_SETTLE_MS = 250; // a new archive's size and time must hold this long before it counts as finished
 const WEBHOOK_QUEUE_MAX = 1_000;
@@ -2351,7 +2351,7 @@ interface Baseline {
  * or from before a pause is unknown, and its stream starts with `stream.reset`.
  */
 function createEvents(config: Readonly<Config>, game: GameFinder, presence: Presence): Events {
-  const streams = new Set<StreamSink>();
+  const streams = new Map<StreamSink, number>(); // → when it was last written to (performance.now())
   const kept: Array<{ id: string; frame: string }> = [];
   const webhook = config.webhookUrl === undefined ? undefined : createWebhook(config);
   let era = '';
@@ -2368,7 +2368,11 @@ function createEvents(config: Readonly<Config>, game: GameFinder, presence: Pres
     const frame = `id: ${id}\ndata: ${data}\n\n`;
     kept.push({ id, frame });
     if (kept.length > EVENTS_KEPT) kept.shift();
-    for (const sink of streams) sink.write(frame);
+    const now = performance.now();
+    for (const sink of streams.keys()) {
+      sink.write(frame);
+      streams.set(sink, now);
+    }
     webhook?.deliver(config.webhookFormat === 'discord' ? JSON.stringify({ content: describeEvent(event) }) : data);
   };
 
@@ -2496,6 +2500,21 @@ function createEvents(config: Readonly<Config>, game: GameFinder, presence: Pres
     }
   };
 
+  /**
+   * Twice a second: a look at the host, and the keep-alive comments that are due. One timer for all: every timer wakes
+   * the daemon, and the wake-ups are what idle streams cost (docs/performance.md#live-events).
+   */
+  const pulse = (): void => {
+    const now = performance.now();
+    for (const [sink, writtenAtMs] of streams) {
+      // due before the next pulse: no stream stays quiet longer than EVENT_KEEPALIVE_MS
+      if (now - writtenAtMs < EVENT_KEEPALIVE_MS - WATCH_PULSE_MS) continue;
+      sink.write(': keep-alive\n\n');
+      streams.set(sink, now);
+    }
+    void check();
+  };
+
   const startWatching = (): void => {
     clearTimeout(linger);
     linger = undefined;
@@ -2515,7 +2534,7 @@ function createEvents(config: Readonly<Config>, game: GameFinder, presence: Pres
         // a folder that does not exist (yet): the pulse looks at it instead
       }
     }
-    watching = { watchers, pulse: setInterval(() => void check(), WATCH_CHECK_MS), baseline };
+    watching = { watchers, pulse: setInterval(pulse, WATCH_PULSE_MS), baseline };
     presence.listen(onPresenceChange);
     void check(true).then(() => (baseline.ready = true));
   };
@@ -2549,10 +2568,8 @@ function createEvents(config: Readonly<Config>, game: GameFinder, presence: Pres
             opening += at === -1 ? `data: ${JSON.stringify({ type: 'stream.reset', time: new Date().toISOString() })}\n\n` : kept.slice(at + 1).map((event) => event.frame).join('');
           }
           sink.write(opening);
-          streams.add(sink);
-          const keepAlive = setInterval(() => sink.write(': keep-alive\n\n'), EVENT_KEEPALIVE_MS);
+          streams.set(sink, performance.now());
           sink.onClose(() => {
-            clearInterval(keepAlive);
             streams.delete(sink);
             if (streams.size === 0 && webhook === undefined) {
               clearTimeout(linger);
@@ -2565,7 +2582,7 @@ function createEvents(config: Readonly<Config>, game: GameFinder, presence: Pres
     close() {
       clearTimeout(linger);
       stopWatching();
-      for (const sink of streams) sink.end();
+      for (const sink of streams.keys()) sink.end();
       webhook?.close();
     },
   };
