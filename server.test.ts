@@ -21,9 +21,9 @@ import * as path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { createHost, type Host, type HostOptions } from './demo/host';
 import {
-  HttpError, backupType, describeEvent, formatLabels, formatMemory, formatSize, formatUptime, isInteractiveShell, logMessage, maskAddresses,
-  offlineUuid, openApiDocument, parseLines, parsePresenceLine, parseProperties, readTail, redactProperties, scanPresence, validateCommand,
-  validatePlayer,
+  HttpError, backupType, describeEvent, formatLabels, formatMemory, formatSize, formatUptime, isInteractiveShell, isSettled, logMessage,
+  maskAddresses, offlineUuid, openApiDocument, parseLines, parsePaneList, parsePresenceLine, parseProperties, readTail, redactProperties,
+  scanPresence, validateCommand, validatePlayer,
 } from './server';
 
 const DAEMON = path.join(__dirname, 'server.js');
@@ -738,6 +738,28 @@ describe('isInteractiveShell()', () => {
     [['bash', '--', 'start.sh'], false], [['fish', '--command', 'java'], false], [['java', '-jar', 'server.jar'], false], [['tmux'], false], [[], false],
   ] as const) {
     test(`isInteractiveShell() reads ${JSON.stringify(argv)} as ${interactive ? 'an interactive shell' : 'no interactive shell'}`, () => assert.equal(isInteractiveShell(argv), interactive));
+  }
+});
+
+describe('parsePaneList()', () => {
+  test('parsePaneList() reads id, tty, mode, synchronize-panes, dead and pid of each pane', () => {
+    const listing = '%0|/dev/pts/3|0||0|0|4242\n%7|/dev/pts/9|1|copy-mode|1|1|4300\n';
+    assert.deepEqual(parsePaneList(listing), [
+      { id: '%0', tty: '/dev/pts/3', inMode: false, mode: '', synchronized: false, dead: false, pid: 4242 },
+      { id: '%7', tty: '/dev/pts/9', inMode: true, mode: 'copy-mode', synchronized: true, dead: true, pid: 4300 },
+    ]);
+  });
+});
+
+describe('isSettled() (docs/api.md#freshness: a stat taken in the same timestamp tick as a write proves nothing)', () => {
+  const now = 1_800_000_000_500;
+  for (const [mtimeMs, readAtMs, settled, why] of [
+    [now - 20, now, false, 'a fine mtime 20 ms before the read: a write in the same tick would not change it'],
+    [now - 51, now, true, 'a fine mtime more than 50 ms before the read'],
+    [1_800_000_000_000, now, false, 'a whole-second mtime 500 ms before the read (a filesystem that keeps seconds)'],
+    [1_800_000_000_000, 1_800_000_001_001, true, 'a whole-second mtime more than a second before the read'],
+  ] as const) {
+    test(`isSettled() is ${settled} for ${why}`, () => assert.equal(isSettled(mtimeMs, readAtMs), settled));
   }
 });
 

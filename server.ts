@@ -1456,10 +1456,10 @@ const gameIdentity = (game: GameProcess): string => `${game.pid}:${game.startTic
 
 /**
  * Whether what was read of a file at `readAtMs` can be taken to be unchanged while its stat stays the same (git's
- * racy rule): not when its mtime is within the timestamp granularity of that moment, since a write in the same tick
- * would leave the stat as it was. Whole-second mtimes mean a filesystem that keeps whole seconds.
+ * racy rule, docs/api.md#freshness): not when its mtime is within the timestamp granularity of that moment, since a
+ * write in the same tick would leave the stat as it was. Whole-second mtimes mean a filesystem that keeps seconds.
  */
-function isSettled(mtimeMs: number, readAtMs: number): boolean {
+export function isSettled(mtimeMs: number, readAtMs: number): boolean {
   const granularityMs = mtimeMs % 1000 === 0 ? 1000 : TIMESTAMP_GRANULARITY_MS;
   return readAtMs - mtimeMs > granularityMs;
 }
@@ -2087,7 +2087,7 @@ export function logMessage(line: string): string {
   return prefix === null ? plain : plain.slice(prefix[0].length);
 }
 
-function parsePaneList(listing: string): Pane[] {
+export function parsePaneList(listing: string): Pane[] {
   return listing.split('\n').filter((line) => line !== '').map((line) => {
     const [id, tty, inMode, mode, synchronized, dead, pid] = line.split('|');
     return { id, tty, inMode: inMode === '1', mode, synchronized: synchronized === '1', dead: dead === '1', pid: Number(pid) };
