@@ -285,11 +285,18 @@ const GROUPS_AT_ONCE = Number(process.env.GROUPS_AT_ONCE) || 8;
 // version (18, the newest LTS) while the simulated host keeps the Node that runs the tests.
 const DAEMON_NODE = process.env.TEST_DAEMON_NODE || process.execPath;
 
-interface SpawnOptions { wrap?: string[]; cwd?: string }   // wrap: a program that execs the daemon (prlimit ... --)
+// wrap: a program that execs the daemon (prlimit ... --); nodeArgs: options for node before dist/server.js
+interface SpawnOptions { wrap?: string[]; cwd?: string; nodeArgs?: string[] }
+
+/** The options the shipped unit gives node (ExecStart=/usr/bin/node … /opt/gameserver-api/dist/server.js). */
+function unitNodeArgs(): string[] {
+  const unit = fs.readFileSync(path.join(__dirname, '..', 'gameserver-api.service'), 'utf8');
+  return /^ExecStart=\S+ (.*?) ?\S+\/server\.js$/m.exec(unit)![1].split(' ').filter((arg) => arg !== '');
+}
 
 /** Spawns dist/server.js; collects its output. */
-function spawnDaemon(env: Record<string, string>, args: string[] = [], { wrap = [], cwd }: SpawnOptions = {}) {
-  const argv = [...wrap, DAEMON_NODE, DAEMON, ...args];
+function spawnDaemon(env: Record<string, string>, args: string[] = [], { wrap = [], cwd, nodeArgs = [] }: SpawnOptions = {}) {
+  const argv = [...wrap, DAEMON_NODE, ...nodeArgs, DAEMON, ...args];
   const child = spawn(argv[0], argv.slice(1), { env, cwd, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
@@ -3246,12 +3253,13 @@ describe('the compiled daemon', { concurrency: GROUPS_AT_ONCE }, () => {
   describe('slow readers', { concurrency: 1 }, () => {
     const defer = cleanupStack();
 
-    test('400 clients that never read their large tails keep the daemon under 256 MiB; it still answers, and closes what is not drained within 10 s', async (t) => {
+    test('400 clients that never read their large tails keep the daemon, run as the unit runs it, under 256 MiB; it still answers, and closes what is not drained within 10 s', async (t) => {
       const host = await makeSandbox(defer);
       // 2,500 lines of 8 KiB: a lines=N tail of them is far more than the kernel takes from a socket nobody reads;
       // every client asks for another N, so no two replies are shared
       fs.writeFileSync(serverFile(host, 'logs/latest.log'), Array.from({ length: 2_500 }, (_, i) => `${P}${String(i).padStart(5, '0')} ${'x'.repeat(8_153)}\n`).join(''));
-      const d = await startDaemon(host, defer);
+      const d = await startDaemon(host, defer, {}, { nodeArgs: unitNodeArgs() });
+      assert.deepEqual(unitNodeArgs(), ['--max-semi-space-size=16']);
       const daemonSockets = () => fs.readdirSync(`/proc/${d.child.pid}/fd`).filter((fd) => {
         try { return fs.readlinkSync(`/proc/${d.child.pid}/fd/${fd}`).startsWith('socket:'); } catch { return false; }
       }).length;
