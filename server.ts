@@ -406,7 +406,7 @@ const routes: readonly Route[] = [
   {
     method: 'GET', path: '/api/events', auth: false, summary: 'Live events (Server-Sent Events)',
     description: 'Unnamed events with an id and one data line of JSON {type, time, ...}: server.started, server.stopping, server.stopped, '
-      + 'player.joined, player.left, whitelist.changed, backup.finished, and stream.reset after an unknown Last-Event-ID. A comment every 15 s; at most 64 streams.',
+      + 'player.joined, player.left, whitelist.changed, backup.finished, and stream.reset after an unknown Last-Event-ID. A comment after 15 s of quiet; at most 64 streams.',
     parameters: [
       { name: 'Last-Event-ID', in: 'header', schema: { type: 'string' }, description: 'The last id received: the events after it are sent first.' },
       { name: 'lastEventId', in: 'query', schema: { type: 'string' }, description: 'The same, for clients that cannot send headers.' },
