@@ -13,7 +13,7 @@ import { createServer as createNetServer } from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { createHost, type Host } from './demo/host';
+import { createHost, unitNodeArgs, type Host } from './demo/host';
 
 // ---- Parameters ----
 
@@ -336,7 +336,7 @@ async function setUp(daemonArgs: string[] = []): Promise<Setup> {
   const barePort = await freePort();
   const bare = await startProcess('bare server', ['-e', BARE_SERVER_SOURCE], { PATH: process.env.PATH ?? '', PORT: String(barePort) }, barePort, 'bare listening on');
   const port = await freePort();
-  const daemon = await startProcess('daemon', [...daemonArgs, 'dist/server.js'], host.daemonEnv({ HOST: '127.0.0.1', PORT: String(port), API_KEY: key }), port, 'gameserver-api ');
+  const daemon = await startProcess('daemon', [...unitNodeArgs(), ...daemonArgs, 'dist/server.js'], host.daemonEnv({ HOST: '127.0.0.1', PORT: String(port), API_KEY: key }), port, 'gameserver-api ');
   return { host, daemon, bare, key, logPath, writer, poolA };
 }
 
@@ -514,7 +514,7 @@ async function benchEvents(host: Host, port: number, key: string, logPath: strin
   // so that start-up work and the collector's first cycles, which both do, cancel out
   const daemons = await Promise.all(['idle daemon', 'control daemon'].map(async (name) => {
     const daemonPort = await freePort();
-    return { port: daemonPort, proc: await startProcess(name, ['dist/server.js'], host.daemonEnv({ HOST: '127.0.0.1', PORT: String(daemonPort) }), daemonPort, 'gameserver-api ') };
+    return { port: daemonPort, proc: await startProcess(name, [...unitNodeArgs(), 'dist/server.js'], host.daemonEnv({ HOST: '127.0.0.1', PORT: String(daemonPort) }), daemonPort, 'gameserver-api ') };
   }));
   await delay(1_000);
   const sample = () => daemons.map(({ proc }) => ({ cpuMs: readCpuMs(proc.child.pid!), ...readMemoryKiB(proc.child.pid!) }));
@@ -580,7 +580,7 @@ async function profile(): Promise<void> {
   for (const route of routes) {
     const dir = path.join(directory, route.replace(/\W+/g, '_') || 'root');
     const port = await freePort();
-    const profiled = await startProcess(`daemon ${route}`, [`--cpu-prof`, `--cpu-prof-dir=${dir}`, 'dist/server.js'], host.daemonEnv({ HOST: '127.0.0.1', PORT: String(port), API_KEY: 'k'.repeat(32) }), port, 'gameserver-api ');
+    const profiled = await startProcess(`daemon ${route}`, [...unitNodeArgs(), `--cpu-prof`, `--cpu-prof-dir=${dir}`, 'dist/server.js'], host.daemonEnv({ HOST: '127.0.0.1', PORT: String(port), API_KEY: 'k'.repeat(32) }), port, 'gameserver-api ');
     loadWithWrk(profiled, route, PROFILE_SECONDS);
     await stopProcess(profiled);
     const [file] = fs.readdirSync(dir);

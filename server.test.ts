@@ -19,7 +19,7 @@ import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { createHost, type Host, type HostOptions } from './demo/host';
+import { createHost, unitNodeArgs, type Host, type HostOptions } from './demo/host';
 import {
   HttpError, backupType, describeEvent, formatLabels, formatMemory, formatSize, formatUptime, isInteractiveShell, isSettled, logMessage,
   maskAddresses, offlineUuid, openApiDocument, parseLines, parsePaneList, parsePresenceLine, parseProperties, readTail, redactProperties,
@@ -288,11 +288,6 @@ const DAEMON_NODE = process.env.TEST_DAEMON_NODE || process.execPath;
 // wrap: a program that execs the daemon (prlimit ... --); nodeArgs: options for node before dist/server.js
 interface SpawnOptions { wrap?: string[]; cwd?: string; nodeArgs?: string[] }
 
-/** The options the shipped unit gives node (ExecStart=/usr/bin/node … /opt/gameserver-api/dist/server.js). */
-function unitNodeArgs(): string[] {
-  const unit = fs.readFileSync(path.join(__dirname, '..', 'gameserver-api.service'), 'utf8');
-  return /^ExecStart=\S+ (.*?) ?\S+\/server\.js$/m.exec(unit)![1].split(' ').filter((arg) => arg !== '');
-}
 
 /** Spawns dist/server.js; collects its output. */
 function spawnDaemon(env: Record<string, string>, args: string[] = [], { wrap = [], cwd, nodeArgs = [] }: SpawnOptions = {}) {

@@ -40,6 +40,15 @@ export interface Host {
 const TMUX_SESSION = 'gameserver';
 // serv and servreport.sh put this variable (value: the root) into the environment of every process they start.
 export const ROOT_MARKER = 'GAMESERVER_HOST_ROOT';
+
+/**
+ * The options the shipped unit gives node (ExecStart=/usr/bin/node … /opt/gameserver-api/dist/server.js): the demo,
+ * the tests and the benchmark run the daemon as systemd does.
+ */
+export function unitNodeArgs(): string[] {
+  const unit = fs.readFileSync(path.join(__dirname, '..', '..', 'gameserver-api.service'), 'utf8');
+  return /^ExecStart=\S+ (.*?) ?\S+\/server\.js$/m.exec(unit)![1].split(' ').filter((arg) => arg !== '');
+}
 const GAME_READY_TIMEOUT_MS = 10_000;
 const PROCESS_EXIT_TIMEOUT_MS = 10_000;
 const COMMAND_TIMEOUT_MS = 10_000;

@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as http from 'node:http';
 import * as path from 'node:path';
-import { createHost, Host, ROOT_MARKER } from './host';
+import { createHost, Host, ROOT_MARKER, unitNodeArgs } from './host';
 
 const DAEMON_SCRIPT = path.resolve(__dirname, '..', 'server.js');
 const START_UP_TIMEOUT_MS = 10_000;
@@ -52,7 +52,7 @@ function startGameWithServ(host: Host): Promise<number | null> {
 // stdout is piped only to spot the start-up line; every byte is passed on, so it reads as if inherited.
 function spawnDaemon(host: Host, key: string, port: string): ChildProcess {
   const env = host.daemonEnv({ API_KEY: key, PORT: port, HOST: '127.0.0.1' });
-  const daemon = spawn(process.execPath, [DAEMON_SCRIPT], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+  const daemon = spawn(process.execPath, [...unitNodeArgs(), DAEMON_SCRIPT], { env, stdio: ['ignore', 'pipe', 'inherit'] });
   daemon.stdout?.pipe(process.stdout);
   return daemon;
 }
