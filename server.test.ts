@@ -102,13 +102,13 @@ async function makeSandbox(defer: Defer, options?: HostOptions): Promise<Host> {
 }
 
 /** Polls check until it returns something other than undefined/null/false; never sleeps a fixed time. */
-async function waitFor<T>(check: () => T | Promise<T>, { timeoutMs = 10_000 } = {}): Promise<Exclude<T, undefined | null | false>> {
+async function waitFor<T>(check: () => T | Promise<T>, { timeoutMs = 10_000, intervalMs = 20 } = {}): Promise<Exclude<T, undefined | null | false>> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await check();
     if (value !== undefined && value !== null && value !== false) return value as Exclude<T, undefined | null | false>;
     if (Date.now() > deadline) throw new Error(`waitFor: condition not met within ${timeoutMs} ms (last value ${String(value)})`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    await new Promise((resolve) => setTimeout(resolve, intervalMs));
   }
 }
 
@@ -316,6 +316,21 @@ async function runToExit(env: Record<string, string>, args: string[] = []) {
   await new Promise((resolve) => proc.child.once('close', resolve));
   clearTimeout(killer);
   return { ...(await proc.exit), stdout: proc.out(), stderr: proc.err() };
+}
+
+/** Runs a tool (promtool, java, systemd-analyze) without a shell and without holding the event loop: the other
+ * groups go on meanwhile. `error` is set when it could not be started (not installed). */
+function runTool(file: string, args: string[], { input, cwd, env }: { input?: string; cwd?: string; env?: Record<string, string> } = {}) {
+  return new Promise<{ status: number | null; stdout: string; stderr: string; error?: Error }>((resolve) => {
+    const child = spawn(file, args, { cwd, env, stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (s: string) => (stdout += s));
+    child.stderr.setEncoding('utf8').on('data', (s: string) => (stderr += s));
+    child.once('error', (error) => resolve({ status: null, stdout, stderr, error }));
+    child.once('close', (status) => resolve({ status, stdout, stderr }));
+    child.stdin.on('error', () => undefined).end(input);
+  });
 }
 
 let stubUrl = '';
@@ -649,9 +664,9 @@ describe('parseProperties()', () => {
     test(`parseProperties() ${rule}`, () => assert.deepEqual(parseProperties(bytesOf(input)), expected));
   }
 
-  test('parseProperties() reads every row above as java.util.Properties.load does (testdata/java/PropertiesDump.java)', (t) => {
+  test('parseProperties() reads every row above as java.util.Properties.load does (testdata/java/PropertiesDump.java)', async (t) => {
     const env = { PATH: process.env.PATH ?? '' };   // the test process's own java, never a sandbox's fake
-    if (spawnSync('java', ['-version'], { env }).status !== 0) return t.skip('no java on PATH');
+    if ((await runTool('java', ['-version'], { env })).status !== 0) return t.skip('no java on PATH');
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gameserver-properties-'));
     t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
     const files = rows.map(([, input], i) => {
@@ -660,7 +675,7 @@ describe('parseProperties()', () => {
       return file;
     });
     // single-file source launch: decodes strict UTF-8 else ISO-8859-1, Properties.load, prints a JSON array
-    const java = spawnSync('java', [path.join(TESTDATA, 'java', 'PropertiesDump.java'), ...files], { env, encoding: 'utf8', timeout: 60_000 });
+    const java = await runTool('java', [path.join(TESTDATA, 'java', 'PropertiesDump.java'), ...files], { env });
     assert.equal(java.status, 0, java.stderr);
     const loaded = JSON.parse(java.stdout) as unknown[];
     assert.deepEqual(rows.map(([rule, input]) => [rule, parseProperties(bytesOf(input))]), rows.map(([rule], i) => [rule, loaded[i]]));
@@ -3273,8 +3288,9 @@ describe('the compiled daemon', { concurrency: GROUPS_AT_ONCE }, () => {
       assert.ok(other.status === 200 || (other.status === 503 && other.headers['retry-after'] === '1'), `status ${other.status}`);
       // the daemon closes every one: a reply not drained within 10 s, a connection idle after its answer within 5 s.
       // A client that does not read never sees that FIN (it waits behind the unsent bytes): the daemon's descriptors show it.
-      await waitFor(() => daemonSockets() >= idle + 300);
-      await waitFor(() => daemonSockets() <= idle, { timeoutMs: 30_000 });
+      // looked at four times a second: each look reads hundreds of descriptor links
+      await waitFor(() => daemonSockets() >= idle + 300, { intervalMs: 250 });
+      await waitFor(() => daemonSockets() <= idle, { timeoutMs: 30_000, intervalMs: 250 });
       const peak = status();
       t.diagnostic(`VmHWM ${(peak / 2 ** 20).toFixed(1)} MiB`);
       assert.ok(peak < 256 * 2 ** 20, `VmHWM ${(peak / 2 ** 20).toFixed(1)} MiB`);
@@ -3900,9 +3916,9 @@ describe('the compiled daemon', { concurrency: GROUPS_AT_ONCE }, () => {
     });
 
     test('GET /metrics passes promtool check metrics', async (t) => {
-      if (spawnSync('promtool', ['--version']).error) return t.skip('promtool is not installed (.ci/run installs Debian\'s prometheus package)');
+      if ((await runTool('promtool', ['--version'])).error) return t.skip('promtool is not installed (.ci/run installs Debian\'s prometheus package)');
       const { text } = await scrape();
-      const check = spawnSync('promtool', ['check', 'metrics'], { input: text, encoding: 'utf8' });
+      const check = await runTool('promtool', ['check', 'metrics'], { input: text });
       assert.equal(check.status, 0, check.stdout + check.stderr);
       assert.equal(check.stdout + check.stderr, '');
     });
@@ -3910,24 +3926,25 @@ describe('the compiled daemon', { concurrency: GROUPS_AT_ONCE }, () => {
 
   describe('docs/prometheus', { concurrency: 1 }, () => {
     const dir = path.join(__dirname, '..', 'docs', 'prometheus');
-    const promtool = (t: { skip: (why: string) => void }, ...args: string[]) => {
-      if (spawnSync('promtool', ['--version']).error) { t.skip('promtool is not installed (.ci/run installs Debian\'s prometheus package)'); return undefined; }
-      return spawnSync('promtool', args, { cwd: dir, encoding: 'utf8' });
+    const promtool = async (t: { skip: (why: string) => void }, ...args: string[]) => {
+      const check = await runTool('promtool', args, { cwd: dir });
+      if (check.error) t.skip('promtool is not installed (.ci/run installs Debian\'s prometheus package)');
+      return check.error ? undefined : check;
     };
-    test('docs/prometheus alert rules pass promtool check rules', (t) => {
+    test('docs/prometheus alert rules pass promtool check rules', async (t) => {
       const rules = fs.readdirSync(dir).filter((name) => /\.rules\.ya?ml$|alerts\.ya?ml$/.test(name) && !name.includes('test'));
       assert.ok(rules.length > 0);
-      const check = promtool(t, 'check', 'rules', ...rules);
+      const check = await promtool(t, 'check', 'rules', ...rules);
       if (check !== undefined) assert.equal(check.status, 0, check.stdout + check.stderr);
     });
-    test('docs/prometheus alert rules pass their promtool test rules cases', (t) => {
+    test('docs/prometheus alert rules pass their promtool test rules cases', async (t) => {
       const cases = fs.readdirSync(dir).filter((name) => name.includes('test') && /\.ya?ml$/.test(name));
       assert.ok(cases.length > 0);
-      const check = promtool(t, 'test', 'rules', ...cases);
+      const check = await promtool(t, 'test', 'rules', ...cases);
       if (check !== undefined) assert.equal(check.status, 0, check.stdout + check.stderr);
     });
-    test('docs/prometheus scrape configuration passes promtool check config', (t) => {
-      const check = promtool(t, 'check', 'config', 'prometheus.yml');
+    test('docs/prometheus scrape configuration passes promtool check config', async (t) => {
+      const check = await promtool(t, 'check', 'config', 'prometheus.yml');
       if (check !== undefined) assert.equal(check.status, 0, check.stdout + check.stderr);
     });
   });
@@ -4198,8 +4215,8 @@ describe('the compiled daemon', { concurrency: GROUPS_AT_ONCE }, () => {
   });
 
   describe('gameserver-api.service', { concurrency: 1 }, () => {
-    test('gameserver-api.service passes systemd-analyze verify and rates an exposure of 2.0 or less', (t) => {
-      if (spawnSync('systemd-analyze', ['--version']).error) return t.skip('systemd-analyze is not installed');
+    test('gameserver-api.service passes systemd-analyze verify and rates an exposure of 2.0 or less', async (t) => {
+      if ((await runTool('systemd-analyze', ['--version'])).error) return t.skip('systemd-analyze is not installed');
       let unit = path.join(__dirname, '..', 'gameserver-api.service');
       if (!fs.existsSync('/usr/bin/node')) {   // verify checks that ExecStart's binary exists on this machine
         const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gameserver-unit-'));
@@ -4208,10 +4225,10 @@ describe('the compiled daemon', { concurrency: GROUPS_AT_ONCE }, () => {
         unit = path.join(dir, 'gameserver-api.service');
         fs.writeFileSync(unit, text);
       }
-      const verify = spawnSync('systemd-analyze', ['verify', unit], { encoding: 'utf8' });
+      const verify = await runTool('systemd-analyze', ['verify', unit]);
       assert.equal(verify.stdout + verify.stderr, '');   // verify exits 0 for lines it ignores, with a message
       assert.equal(verify.status, 0);
-      const security = spawnSync('systemd-analyze', ['security', '--offline=true', '--threshold=20', unit], { encoding: 'utf8' });
+      const security = await runTool('systemd-analyze', ['security', '--offline=true', '--threshold=20', unit]);
       assert.equal(security.status, 0, security.stdout);   // --threshold is on the 0-100 scale: 20 = 2.0
       const score = Number(/Overall exposure level for gameserver-api\.service: (\d+\.\d)/.exec(security.stdout)?.[1]);
       t.diagnostic(`exposure level ${score}`);

@@ -219,11 +219,31 @@ const SAMPLE_BACKUPS: readonly { name: string; content: string; mtime: string }[
   { name: 'world-old.tar.gz', content: 'world', mtime: '2026-10-02T09:15:00Z' },
 ];
 
+// The archives' bytes, made by tar for the first host of this process and written as they are for the next: a test
+// run builds some fifty hosts, and four tar-and-gzip runs each were a fifth of the processes it started.
+let sampleArchives: Promise<Map<string, Buffer>> | undefined;
+
+function packSampleArchives(serverDir: string, scratchDir: string): Promise<Map<string, Buffer>> {
+  return (sampleArchives ??= (async () => {
+    const archives = new Map<string, Buffer>();
+    for (const { name, content } of SAMPLE_BACKUPS) {
+      const file = path.join(scratchDir, name);
+      await run('tar', ['czf', file, '-C', serverDir, content], { PATH: SYSTEM_PATH });
+      archives.set(name, fs.readFileSync(file));
+    }
+    return archives;
+  })().catch((err: unknown) => {
+    sampleArchives = undefined;   // a later host tries again
+    throw err;
+  }));
+}
+
 async function writeBackups(backupDir: string, serverDir: string): Promise<void> {
   fs.mkdirSync(backupDir);
-  for (const { name, content, mtime } of SAMPLE_BACKUPS) {
+  const archives = await packSampleArchives(serverDir, backupDir);
+  for (const { name, mtime } of SAMPLE_BACKUPS) {
     const file = path.join(backupDir, name);
-    await run('tar', ['czf', file, '-C', serverDir, content], { PATH: SYSTEM_PATH });
+    fs.writeFileSync(file, archives.get(name)!);
     fs.utimesSync(file, new Date(mtime), new Date(mtime));
   }
   fs.writeFileSync(path.join(backupDir, 'notes.txt'), 'world-old.tar.gz: the map before the 1.21 upgrade, keep it.\n');
@@ -324,8 +344,8 @@ export async function createHost(options: HostOptions = {}): Promise<Host> {
   }
 
   // Several words after `--`: tmux execs them without a shell, as `serv start` does, so the command leads the pane.
-  const newSession = (command: string[]) =>
-    tmux('-f', '/dev/null', 'new-session', '-d', '-s', TMUX_SESSION, '-c', paths.serverDir, '-x', '200', '-y', '50', '--', ...command);
+  const newSession = (options: string[], command: string[]) =>
+    tmux('-f', '/dev/null', 'new-session', '-d', ...options, '-s', TMUX_SESSION, '-c', paths.serverDir, '-x', '200', '-y', '50', '--', ...command);
 
   // The Done line is read through the game's own descriptor of latest.log opened for writing: while the game
   // rolls the previous run's file it holds that one open for reading, and it has a Done line of its own.
@@ -339,9 +359,9 @@ export async function createHost(options: HostOptions = {}): Promise<Host> {
     return false;
   }
 
-  async function readyGamePid(): Promise<number | null> {
-    const pid = await panePid();
-    if (pid === null) throw new Error(`The simulated game exited during start-up; run ${paths.binDir}/java in ${paths.serverDir} to see why.`);
+  /** The pane's process once it is the game and has logged its Done line; throws once it has gone. */
+  function readyGame(pid: number): number | null {
+    if (isGone(pid)) throw new Error(`The simulated game exited during start-up; run ${paths.binDir}/java in ${paths.serverDir} to see why.`);
     try {
       return readProc(pid, 'comm') === 'java\n' && hasLoggedDone(pid) ? pid : null;
     } catch {
@@ -349,17 +369,16 @@ export async function createHost(options: HostOptions = {}): Promise<Host> {
     }
   }
 
+  // tmux names the pane's process once (-P); start-up is then watched in /proc, not by asking tmux again and again
   async function startGame(): Promise<number> {
-    await newSession([path.join(paths.binDir, 'java'), `-Dgameserver.console=${paths.consoleRecord}`, '-jar', 'server.jar', 'nogui']);
-    return waitFor(readyGamePid, GAME_READY_TIMEOUT_MS, 'The simulated game did not log its Done line within 10 s.');
+    const pid = Number(await newSession(['-P', '-F', '#{pane_pid}'],
+      [path.join(paths.binDir, 'java'), `-Dgameserver.console=${paths.consoleRecord}`, '-jar', 'server.jar', 'nogui']));
+    return waitFor(() => readyGame(pid), GAME_READY_TIMEOUT_MS, 'The simulated game did not log its Done line within 10 s.');
   }
 
   async function startShell(): Promise<void> {
-    await newSession(['bash', '--norc', '--noprofile']);
-    await waitFor(async () => {
-      const pid = await panePid();
-      return pid !== null && readProc(pid, 'comm') === 'bash\n' ? true : null;
-    }, GAME_READY_TIMEOUT_MS, 'The shell in the tmux pane did not start within 10 s.');
+    const pid = Number(await newSession(['-P', '-F', '#{pane_pid}'], ['bash', '--norc', '--noprofile']));
+    await waitFor(() => (readProc(pid, 'comm') === 'bash\n' ? true : null), GAME_READY_TIMEOUT_MS, 'The shell in the tmux pane did not start within 10 s.');
   }
 
   // Killing the server hangs up the pane's terminal; the game answers SIGHUP with its shutdown lines and exits.
@@ -370,8 +389,8 @@ export async function createHost(options: HostOptions = {}): Promise<Host> {
     await waitFor(() => (isGone(pid) ? true : null), PROCESS_EXIT_TIMEOUT_MS, `The game (pid ${pid}) did not exit within 10 s.`);
   }
 
+  // Everything this host started carries the marker, the tmux server and the game among them.
   async function remove(): Promise<void> {
-    await tmux('kill-server').catch(() => undefined);   // no tmux, or no server: nothing to stop
     const pids = findMarkedProcesses(root);
     pids.forEach(killQuietly);
     await waitFor(() => (pids.every(isGone) ? true : null), PROCESS_EXIT_TIMEOUT_MS, `Processes ${pids.join(', ')} did not exit.`);
