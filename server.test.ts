@@ -1,4 +1,4 @@
-// Black-box tests of gameserver-api: `npm test` (node:test), about 46 s on two cores (eight groups at once).
+// Black-box tests of gameserver-api: `npm test` (node:test), 40-50 s on two cores (eight groups at once).
 //
 // Every describe builds throwaway sandboxes with demo/host.ts: a temp folder holding a server directory, a real
 // tmux server on its own socket (never the user's) whose pane runs a script named `java` (cwd = the server
@@ -278,7 +278,13 @@ function sendPipelined(port: number, requests: string[]) {
 
 // The black-box groups share nothing but the profile stub (which keeps each sandbox's calls apart) and run side by
 // side, each group's tests in order: most of a test's time is waiting (for the daemon, tmux, a timer), so eight
-// groups at once keep two cores busy (46 s against 61 s with four). GROUPS_AT_ONCE=1 runs them one after another.
+// groups at once keep two cores busy (with four, one waits; with more, nothing is gained and a timing test under
+// that load misses its 300 ms window). GROUPS_AT_ONCE=1 runs them one after another.
+// Where the time goes (process accounting of one run, two cores): about 60 s of CPU. Some 150 Node processes
+// start (a daemon per group and per configuration tried, a fake game per game started), and a Node process costs
+// 0.1 s of CPU before it runs a line; the daemons take about 35 s (8 s of it the slow readers' 400 tails), the fake
+// games 7 s, this process 12 s (the harness tracks every promise), tmux 3 s. The floor is that CPU over two cores,
+// not the waits, which the long groups begin with.
 const GROUPS_AT_ONCE = Number(process.env.GROUPS_AT_ONCE) || 8;
 
 // The Node that runs the daemon: TEST_DAEMON_NODE=/path/to/node checks dist/server.js on another Node
@@ -935,11 +941,168 @@ describe('readTail()', () => {
   });
 });
 
-// ---- Configuration (docs/api.md#configuration) ----
-
 // ---- The compiled daemon, black box: groups share nothing and run side by side, each group's tests in order ----
 
 describe('the compiled daemon', { concurrency: GROUPS_AT_ONCE }, () => {
+  // ---- The long waits first: live events over time (docs/api.md#get-apievents), slow readers
+  // (docs/api.md#limits-and-protection) and the webhook (docs/api.md#webhook) wait for the daemon's own deadlines
+  // (the 15 s keep-alive, the 10 s linger and drain, the retry backoff); they begin with the run, the rest beside them ----
+
+  describe('GET /api/events over time: watching, keep-alive, the cap on streams', { concurrency: true }, () => {
+    const defer = cleanupStack();
+    let host: Host;
+    setUp(async () => { host = await makeSandbox(defer); });   // each test has a daemon of its own
+
+    test('GET /api/events watches only while someone listens, and for 10 s after the last stream closed', async () => {
+      const quiet = await startDaemon(host, defer);   // a daemon nobody has listened to yet
+      // the watches the daemon holds: lines of its inotify descriptor's fdinfo (libuv keeps the descriptor itself)
+      const inotifyOf = (pid: number) => fs.readdirSync(`/proc/${pid}/fd`).reduce((watches, fd) => {
+        try {
+          if (fs.readlinkSync(`/proc/${pid}/fd/${fd}`) !== 'anon_inode:inotify') return watches;
+          return watches + fs.readFileSync(`/proc/${pid}/fdinfo/${fd}`, 'utf8').split('\n').filter((line) => line.startsWith('inotify wd:')).length;
+        } catch {
+          return watches;
+        }
+      }, 0);
+      assert.equal(inotifyOf(quiet.child.pid!), 0);
+      const s = openEventStream(quiet.port);
+      defer(() => s.close());
+      await s.opened;
+      await waitFor(() => inotifyOf(quiet.child.pid!) > 0);
+      s.close();
+      const closedAt = Date.now();
+      await waitFor(() => inotifyOf(quiet.child.pid!) === 0, { timeoutMs: 15_000 });
+      assert.ok(Date.now() - closedAt >= 9_000, 'watching lingers for 10 s after the last stream');
+    });
+
+    test('GET /api/events sends a keep-alive comment within 15 s of quiet', async () => {
+      const s = openEventStream((await startDaemon(host, defer)).port);
+      defer(() => s.close());
+      await s.opened;
+      await waitFor(() => s.comments() >= 1, { timeoutMs: 17_000 });
+      s.close();
+    });
+
+    test('GET /api/events answers a 65th stream with 503 JSON while 64 are open', async () => {
+      const own = await startDaemon(host, defer);
+      const streams = Array.from({ length: 64 }, () => openEventStream(own.port));
+      defer(() => streams.forEach((s) => s.close()));
+      await Promise.all(streams.map((s) => s.opened));
+      const res = await own.get('/api/events');
+      assert.equal(res.status, 503);
+      assertCommonHeaders(res.headers);
+      assert.deepEqual(res.json, { ok: false, error: 'Too many event streams are open; try again later.' });
+      streams.forEach((s) => s.close());
+    });
+  });
+
+  describe('slow readers', { concurrency: 1 }, () => {
+    const defer = cleanupStack();
+
+    test('400 clients that never read their large tails keep the daemon, run as the unit runs it, under 256 MiB; it still answers, and closes what is not drained within 10 s', async (t) => {
+      const host = await makeSandbox(defer);
+      // 2,500 lines of 8 KiB: a lines=N tail of them is far more than the kernel takes from a socket nobody reads;
+      // every client asks for another N, so no two replies are shared
+      fs.writeFileSync(serverFile(host, 'logs/latest.log'), Array.from({ length: 2_500 }, (_, i) => `${P}${String(i).padStart(5, '0')} ${'x'.repeat(8_153)}\n`).join(''));
+      const d = await startDaemon(host, defer, {}, { nodeArgs: unitNodeArgs() });
+      assert.deepEqual(unitNodeArgs(), ['--max-semi-space-size=16']);
+      const daemonSockets = () => fs.readdirSync(`/proc/${d.child.pid}/fd`).filter((fd) => {
+        try { return fs.readlinkSync(`/proc/${d.child.pid}/fd/${fd}`).startsWith('socket:'); } catch { return false; }
+      }).length;
+      const idle = daemonSockets();   // the listening socket, and stdout and stderr (socket pairs)
+      const sockets: net.Socket[] = [];
+      t.after(() => sockets.forEach((socket) => socket.destroy()));
+      for (let i = 0; i < 400; i++) {
+        const socket = net.connect(d.port, '127.0.0.1').on('error', () => undefined);
+        socket.pause();   // never reads: what the daemon writes waits in the kernel, then in the daemon
+        socket.write(`GET /api/logs/latest?lines=${1_600 + i} HTTP/1.1\r\nHost: localhost\r\n\r\n`);
+        sockets.push(socket);
+      }
+      const status = () => Number(/^VmHWM:\s+(\d+) kB$/m.exec(fs.readFileSync(`/proc/${d.child.pid}/status`, 'utf8'))?.[1]) * 1024;
+      // another client is answered meanwhile: at once, or told the daemon is busy
+      const other = await d.get('/api/status', { timeoutMs: 5_000 });
+      assert.ok(other.status === 200 || (other.status === 503 && other.headers['retry-after'] === '1'), `status ${other.status}`);
+      // the daemon closes every one: a reply not drained within 10 s, a connection idle after its answer within 5 s.
+      // A client that does not read never sees that FIN (it waits behind the unsent bytes): the daemon's descriptors show it.
+      // looked at four times a second: each look reads hundreds of descriptor links
+      await waitFor(() => daemonSockets() >= idle + 300, { intervalMs: 250 });
+      await waitFor(() => daemonSockets() <= idle, { timeoutMs: 30_000, intervalMs: 250 });
+      const peak = status();
+      t.diagnostic(`VmHWM ${(peak / 2 ** 20).toFixed(1)} MiB`);
+      assert.ok(peak < 256 * 2 ** 20, `VmHWM ${(peak / 2 ** 20).toFixed(1)} MiB`);
+      const after = await d.get('/api/logs/latest?lines=3', { afterChange: true, timeoutMs: 5_000 });
+      assert.equal(after.status, 200);
+      assert.equal(after.json.lines.length, 3);
+    });
+  });
+
+  describe('EVENT_WEBHOOK_URL', { concurrency: 1 }, () => {
+    const defer = cleanupStack();
+    const SECRET = 'webhook-secret-9a8b7c6d';
+
+    /** A receiver that records each POST, and answers as `plan` says for each in turn (status, or a delay first). */
+    async function receiver(plan: Array<number | { delayMs: number; status: number }> = []) {
+      const received: Array<{ body: string; headers: http.IncomingHttpHeaders; signed: boolean; status: number }> = [];
+      const server = http.createServer((req, res) => {
+        const chunks: Buffer[] = [];
+        req.on('data', (chunk: Buffer) => chunks.push(chunk)).on('end', () => {
+          const body = Buffer.concat(chunks);
+          const expected = `sha256=${createHmac('sha256', SECRET).update(body).digest('hex')}`;
+          const step = plan.shift() ?? 204;
+          const status = typeof step === 'number' ? step : step.status;
+          received.push({ body: body.toString('utf8'), headers: req.headers, signed: req.headers['x-signature-256'] === expected, status });
+          setTimeout(() => res.writeHead(status).end(), typeof step === 'number' ? 0 : step.delayMs);
+        });
+      });
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      defer(() => new Promise((resolve) => { server.closeAllConnections(); server.close(resolve); }));
+      return { url: `http://127.0.0.1:${(server.address() as net.AddressInfo).port}/hook?token=t0k3n`, received };
+    }
+    const setWhitelist = (host: Host, ...names: string[]) => fs.writeFileSync(serverFile(host, 'whitelist.json'), gson(names.map((name) => ({ uuid: offlineUuid(name), name }))));
+
+    test('EVENT_WEBHOOK_URL receives every event as its JSON, signed, in order, retried after failures and a slow answer', async () => {
+      const hook = await receiver([500, 503, { delayMs: 1_500, status: 200 }]);
+      const host = await makeSandbox(defer);
+      const d = await startDaemon(host, defer, { EVENT_WEBHOOK_URL: hook.url, EVENT_WEBHOOK_SECRET: SECRET });
+      assert.ok(!d.stdout().includes(SECRET) && !d.stdout().includes('t0k3n'), 'the start-up line shows neither the secret nor the URL\'s token');
+      await new Promise((resolve) => setTimeout(resolve, 700));   // watching from the start: a webhook is set
+      setWhitelist(host, 'First_One');
+      await new Promise((resolve) => setTimeout(resolve, 700));
+      setWhitelist(host, 'Second_One');
+      // the first event fails twice (retried after 1 s, then 2 s), then is answered slowly; the second waits behind it
+      await waitFor(() => hook.received.filter((r) => r.status === 200 || r.status === 204).length >= 2, { timeoutMs: 15_000 });
+      const delivered = hook.received.map((r) => JSON.parse(r.body) as { type: string; added: string[]; removed: string[] });
+      assert.deepEqual(delivered.map((e) => e.added), [['First_One'], ['First_One'], ['First_One'], ['Second_One']]);
+      assert.ok(hook.received.every((r) => r.signed && r.headers['content-type'] === 'application/json'));
+      assert.deepEqual(Object.keys(delivered[0]), ['type', 'time', 'added', 'removed']);
+    });
+
+    test('EVENT_WEBHOOK_FORMAT=discord posts {content} with one readable line, markdown escaped', async () => {
+      const hook = await receiver();
+      const host = await makeSandbox(defer);
+      await startDaemon(host, defer, { EVENT_WEBHOOK_URL: hook.url, EVENT_WEBHOOK_FORMAT: 'discord' });
+      await new Promise((resolve) => setTimeout(resolve, 700));
+      setWhitelist(host, 'Kai_2');
+      await waitFor(() => hook.received.length >= 1);
+      assert.deepEqual(JSON.parse(hook.received[0].body), { content: 'Whitelist: added Kai\\_2; removed Alex, Steve.' });
+      assert.equal(hook.received[0].headers['x-signature-256'], undefined);   // no secret set: no signature
+    });
+
+    for (const [label, env, pattern] of [
+      ['a URL that is not http(s)', { EVENT_WEBHOOK_URL: 'ftp://example.com/hook' }, /^EVENT_WEBHOOK_URL must be an http:\/\/ or https:\/\/ URL; got "ftp:\/\/example\.com\/hook"\.$/m],
+      ['a format other than json or discord', { EVENT_WEBHOOK_URL: 'http://127.0.0.1:9/', EVENT_WEBHOOK_FORMAT: 'slack' }, /^EVENT_WEBHOOK_FORMAT must be json or discord; got "slack"\.$/m],
+    ] as const) {
+      test(`node dist/server.js with ${label} exits 78 naming the variable`, async () => {
+        const host = await makeSandbox(defer);
+        const run = await runToExit(host.daemonEnv({ PORT: String(await freePort()), HOST: '127.0.0.1', ...env }));
+        assert.equal(run.code, 78);
+        assert.match(run.stderr, pattern);
+      });
+    }
+  });
+
+  // ---- Configuration (docs/api.md#configuration) ----
+
   describe('configuration', { concurrency: 1 }, () => {
     const defer = cleanupStack();
     let host: Host;
@@ -3258,48 +3421,6 @@ describe('the compiled daemon', { concurrency: GROUPS_AT_ONCE }, () => {
     });
   });
 
-  // ---- Slow readers (docs/api.md#limits-and-protection) ----
-
-  describe('slow readers', { concurrency: 1 }, () => {
-    const defer = cleanupStack();
-
-    test('400 clients that never read their large tails keep the daemon, run as the unit runs it, under 256 MiB; it still answers, and closes what is not drained within 10 s', async (t) => {
-      const host = await makeSandbox(defer);
-      // 2,500 lines of 8 KiB: a lines=N tail of them is far more than the kernel takes from a socket nobody reads;
-      // every client asks for another N, so no two replies are shared
-      fs.writeFileSync(serverFile(host, 'logs/latest.log'), Array.from({ length: 2_500 }, (_, i) => `${P}${String(i).padStart(5, '0')} ${'x'.repeat(8_153)}\n`).join(''));
-      const d = await startDaemon(host, defer, {}, { nodeArgs: unitNodeArgs() });
-      assert.deepEqual(unitNodeArgs(), ['--max-semi-space-size=16']);
-      const daemonSockets = () => fs.readdirSync(`/proc/${d.child.pid}/fd`).filter((fd) => {
-        try { return fs.readlinkSync(`/proc/${d.child.pid}/fd/${fd}`).startsWith('socket:'); } catch { return false; }
-      }).length;
-      const idle = daemonSockets();   // the listening socket, and stdout and stderr (socket pairs)
-      const sockets: net.Socket[] = [];
-      t.after(() => sockets.forEach((socket) => socket.destroy()));
-      for (let i = 0; i < 400; i++) {
-        const socket = net.connect(d.port, '127.0.0.1').on('error', () => undefined);
-        socket.pause();   // never reads: what the daemon writes waits in the kernel, then in the daemon
-        socket.write(`GET /api/logs/latest?lines=${1_600 + i} HTTP/1.1\r\nHost: localhost\r\n\r\n`);
-        sockets.push(socket);
-      }
-      const status = () => Number(/^VmHWM:\s+(\d+) kB$/m.exec(fs.readFileSync(`/proc/${d.child.pid}/status`, 'utf8'))?.[1]) * 1024;
-      // another client is answered meanwhile: at once, or told the daemon is busy
-      const other = await d.get('/api/status', { timeoutMs: 5_000 });
-      assert.ok(other.status === 200 || (other.status === 503 && other.headers['retry-after'] === '1'), `status ${other.status}`);
-      // the daemon closes every one: a reply not drained within 10 s, a connection idle after its answer within 5 s.
-      // A client that does not read never sees that FIN (it waits behind the unsent bytes): the daemon's descriptors show it.
-      // looked at four times a second: each look reads hundreds of descriptor links
-      await waitFor(() => daemonSockets() >= idle + 300, { intervalMs: 250 });
-      await waitFor(() => daemonSockets() <= idle, { timeoutMs: 30_000, intervalMs: 250 });
-      const peak = status();
-      t.diagnostic(`VmHWM ${(peak / 2 ** 20).toFixed(1)} MiB`);
-      assert.ok(peak < 256 * 2 ** 20, `VmHWM ${(peak / 2 ** 20).toFixed(1)} MiB`);
-      const after = await d.get('/api/logs/latest?lines=3', { afterChange: true, timeoutMs: 5_000 });
-      assert.equal(after.status, 200);
-      assert.equal(after.json.lines.length, 3);
-    });
-  });
-
   // ---- Presence belongs to one game process; hostile lines (docs/formats.md#midnight-roll) ----
 
   describe('GET /api/players/online and the logs of an earlier run', { concurrency: 1 }, () => {
@@ -3697,120 +3818,6 @@ describe('the compiled daemon', { concurrency: GROUPS_AT_ONCE }, () => {
   });
 
   // the tests that wait for the daemon's own timers (10 s of linger, 15 s of quiet) run beside the others
-  describe('GET /api/events over time: watching, keep-alive, the cap on streams', { concurrency: true }, () => {
-    const defer = cleanupStack();
-    let host: Host;
-    setUp(async () => { host = await makeSandbox(defer); });   // each test has a daemon of its own
-
-    test('GET /api/events watches only while someone listens, and for 10 s after the last stream closed', async () => {
-      const quiet = await startDaemon(host, defer);   // a daemon nobody has listened to yet
-      // the watches the daemon holds: lines of its inotify descriptor's fdinfo (libuv keeps the descriptor itself)
-      const inotifyOf = (pid: number) => fs.readdirSync(`/proc/${pid}/fd`).reduce((watches, fd) => {
-        try {
-          if (fs.readlinkSync(`/proc/${pid}/fd/${fd}`) !== 'anon_inode:inotify') return watches;
-          return watches + fs.readFileSync(`/proc/${pid}/fdinfo/${fd}`, 'utf8').split('\n').filter((line) => line.startsWith('inotify wd:')).length;
-        } catch {
-          return watches;
-        }
-      }, 0);
-      assert.equal(inotifyOf(quiet.child.pid!), 0);
-      const s = openEventStream(quiet.port);
-      defer(() => s.close());
-      await s.opened;
-      await waitFor(() => inotifyOf(quiet.child.pid!) > 0);
-      s.close();
-      const closedAt = Date.now();
-      await waitFor(() => inotifyOf(quiet.child.pid!) === 0, { timeoutMs: 15_000 });
-      assert.ok(Date.now() - closedAt >= 9_000, 'watching lingers for 10 s after the last stream');
-    });
-
-    test('GET /api/events sends a keep-alive comment within 15 s of quiet', async () => {
-      const s = openEventStream((await startDaemon(host, defer)).port);
-      defer(() => s.close());
-      await s.opened;
-      await waitFor(() => s.comments() >= 1, { timeoutMs: 17_000 });
-      s.close();
-    });
-
-    test('GET /api/events answers a 65th stream with 503 JSON while 64 are open', async () => {
-      const own = await startDaemon(host, defer);
-      const streams = Array.from({ length: 64 }, () => openEventStream(own.port));
-      defer(() => streams.forEach((s) => s.close()));
-      await Promise.all(streams.map((s) => s.opened));
-      const res = await own.get('/api/events');
-      assert.equal(res.status, 503);
-      assertCommonHeaders(res.headers);
-      assert.deepEqual(res.json, { ok: false, error: 'Too many event streams are open; try again later.' });
-      streams.forEach((s) => s.close());
-    });
-  });
-
-  // ---- The webhook (docs/api.md#webhook) ----
-
-  describe('EVENT_WEBHOOK_URL', { concurrency: 1 }, () => {
-    const defer = cleanupStack();
-    const SECRET = 'webhook-secret-9a8b7c6d';
-
-    /** A receiver that records each POST, and answers as `plan` says for each in turn (status, or a delay first). */
-    async function receiver(plan: Array<number | { delayMs: number; status: number }> = []) {
-      const received: Array<{ body: string; headers: http.IncomingHttpHeaders; signed: boolean; status: number }> = [];
-      const server = http.createServer((req, res) => {
-        const chunks: Buffer[] = [];
-        req.on('data', (chunk: Buffer) => chunks.push(chunk)).on('end', () => {
-          const body = Buffer.concat(chunks);
-          const expected = `sha256=${createHmac('sha256', SECRET).update(body).digest('hex')}`;
-          const step = plan.shift() ?? 204;
-          const status = typeof step === 'number' ? step : step.status;
-          received.push({ body: body.toString('utf8'), headers: req.headers, signed: req.headers['x-signature-256'] === expected, status });
-          setTimeout(() => res.writeHead(status).end(), typeof step === 'number' ? 0 : step.delayMs);
-        });
-      });
-      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-      defer(() => new Promise((resolve) => { server.closeAllConnections(); server.close(resolve); }));
-      return { url: `http://127.0.0.1:${(server.address() as net.AddressInfo).port}/hook?token=t0k3n`, received };
-    }
-    const setWhitelist = (host: Host, ...names: string[]) => fs.writeFileSync(serverFile(host, 'whitelist.json'), gson(names.map((name) => ({ uuid: offlineUuid(name), name }))));
-
-    test('EVENT_WEBHOOK_URL receives every event as its JSON, signed, in order, retried after failures and a slow answer', async () => {
-      const hook = await receiver([500, 503, { delayMs: 1_500, status: 200 }]);
-      const host = await makeSandbox(defer);
-      const d = await startDaemon(host, defer, { EVENT_WEBHOOK_URL: hook.url, EVENT_WEBHOOK_SECRET: SECRET });
-      assert.ok(!d.stdout().includes(SECRET) && !d.stdout().includes('t0k3n'), 'the start-up line shows neither the secret nor the URL\'s token');
-      await new Promise((resolve) => setTimeout(resolve, 700));   // watching from the start: a webhook is set
-      setWhitelist(host, 'First_One');
-      await new Promise((resolve) => setTimeout(resolve, 700));
-      setWhitelist(host, 'Second_One');
-      // the first event fails twice (retried after 1 s, then 2 s), then is answered slowly; the second waits behind it
-      await waitFor(() => hook.received.filter((r) => r.status === 200 || r.status === 204).length >= 2, { timeoutMs: 15_000 });
-      const delivered = hook.received.map((r) => JSON.parse(r.body) as { type: string; added: string[]; removed: string[] });
-      assert.deepEqual(delivered.map((e) => e.added), [['First_One'], ['First_One'], ['First_One'], ['Second_One']]);
-      assert.ok(hook.received.every((r) => r.signed && r.headers['content-type'] === 'application/json'));
-      assert.deepEqual(Object.keys(delivered[0]), ['type', 'time', 'added', 'removed']);
-    });
-
-    test('EVENT_WEBHOOK_FORMAT=discord posts {content} with one readable line, markdown escaped', async () => {
-      const hook = await receiver();
-      const host = await makeSandbox(defer);
-      await startDaemon(host, defer, { EVENT_WEBHOOK_URL: hook.url, EVENT_WEBHOOK_FORMAT: 'discord' });
-      await new Promise((resolve) => setTimeout(resolve, 700));
-      setWhitelist(host, 'Kai_2');
-      await waitFor(() => hook.received.length >= 1);
-      assert.deepEqual(JSON.parse(hook.received[0].body), { content: 'Whitelist: added Kai\\_2; removed Alex, Steve.' });
-      assert.equal(hook.received[0].headers['x-signature-256'], undefined);   // no secret set: no signature
-    });
-
-    for (const [label, env, pattern] of [
-      ['a URL that is not http(s)', { EVENT_WEBHOOK_URL: 'ftp://example.com/hook' }, /^EVENT_WEBHOOK_URL must be an http:\/\/ or https:\/\/ URL; got "ftp:\/\/example\.com\/hook"\.$/m],
-      ['a format other than json or discord', { EVENT_WEBHOOK_URL: 'http://127.0.0.1:9/', EVENT_WEBHOOK_FORMAT: 'slack' }, /^EVENT_WEBHOOK_FORMAT must be json or discord; got "slack"\.$/m],
-    ] as const) {
-      test(`node dist/server.js with ${label} exits 78 naming the variable`, async () => {
-        const host = await makeSandbox(defer);
-        const run = await runToExit(host.daemonEnv({ PORT: String(await freePort()), HOST: '127.0.0.1', ...env }));
-        assert.equal(run.code, 78);
-        assert.match(run.stderr, pattern);
-      });
-    }
-  });
 
   // ---- Metrics (docs/api.md#get-metrics) ----
 
