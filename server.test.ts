@@ -1024,9 +1024,10 @@ describe('the compiled daemon', { concurrency: GROUPS_AT_ONCE }, () => {
       assert.ok(other.status === 200 || (other.status === 503 && other.headers['retry-after'] === '1'), `status ${other.status}`);
       // the daemon closes every one: a reply not drained within 10 s, a connection idle after its answer within 5 s.
       // A client that does not read never sees that FIN (it waits behind the unsent bytes): the daemon's descriptors show it.
-      // looked at four times a second: each look reads hundreds of descriptor links
+      // looked at four times a second: each look reads hundreds of descriptor links. Each reply has its 10 s from
+      // the moment it was written, and on a busy machine the last of 400 tails is written late.
       await waitFor(() => daemonSockets() >= idle + 300, { intervalMs: 250 });
-      await waitFor(() => daemonSockets() <= idle, { timeoutMs: 30_000, intervalMs: 250 });
+      await waitFor(() => daemonSockets() <= idle, { timeoutMs: 60_000, intervalMs: 250 });
       const peak = status();
       t.diagnostic(`VmHWM ${(peak / 2 ** 20).toFixed(1)} MiB`);
       assert.ok(peak < 256 * 2 ** 20, `VmHWM ${(peak / 2 ** 20).toFixed(1)} MiB`);
@@ -1483,11 +1484,17 @@ describe('the compiled daemon', { concurrency: GROUPS_AT_ONCE }, () => {
 
     test('GET /api/status counts uptime by the boot clock of /proc/uptime, the clock process start times count in', async () => {
       const gamePid = await runningGame(host);
-      const res = await d.get('/api/status', { afterChange: true });
       const stat = fs.readFileSync(`/proc/${gamePid}/stat`, 'utf8');
-      const expected = parseFloat(fs.readFileSync('/proc/uptime', 'utf8')) - Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]) / 100;
+      const startedAt = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]) / 100;   // seconds after boot
+      const bootClock = () => parseFloat(fs.readFileSync('/proc/uptime', 'utf8'));
+      await new Promise((resolve) => setTimeout(resolve, FRESHNESS_MS));
+      // the answer was made between these two readings, however long the machine kept it waiting
+      const before = bootClock() - startedAt;
+      const res = await d.get('/api/status');
+      const after = bootClock() - startedAt;
       const [h, m, sec] = String(res.json.uptime).split(':').map(Number);
-      assert.ok(Math.abs(h * 3600 + m * 60 + sec - expected) <= 1.5, `${res.json.uptime} against ${expected.toFixed(1)} s`);
+      const seconds = h * 3600 + m * 60 + sec;
+      assert.ok(seconds >= Math.floor(before) - 1 && seconds <= after + 1, `${res.json.uptime} outside ${before.toFixed(1)}-${after.toFixed(1)} s`);
     });
 
     test('GET /api/status finds the game through a symlinked SERVER_DIR', async () => {
@@ -3519,13 +3526,11 @@ describe('the compiled daemon', { concurrency: GROUPS_AT_ONCE }, () => {
     });
 
     test('POST /api/command answers, among the reply, a chat line logged in the same moment, prefix and colour codes removed', async () => {
-      const start = consoleBytes(host).length;
-      const pending = withOutput('say window');
-      // the moment the game has the command: its reply and the chat line land in the same moment
-      await waitFor(() => consoleBytes(host).subarray(start).includes('say window'));
-      fs.appendFileSync(serverFile(host, 'logs/latest.log'), '[12:00:00] [Async Chat Thread - #2/INFO]: <§eAlex§r> hello there\n');
-      const res = await pending;
-      assert.deepEqual(new Set(res.json.output), new Set(['[Server] window', '<Alex> hello there']));
+      // the game logs the chat line right after its reply
+      fs.writeFileSync(path.join(host.controlDir, 'chat-after-reply'), '<§eAlex§r> hello there');
+      const res = await withOutput('say window');
+      assert.deepEqual(res.json.output, ['[Server] window', '<Alex> hello there']);
+      assert.match(fs.readFileSync(serverFile(host, 'logs/latest.log'), 'utf8'), /\[Server\] window\n\[\d\d:\d\d:\d\d\] \[Async Chat Thread - #2\/INFO\]: <§eAlex§r> hello there\n$/);
     });
 
     for (const output of [null, 'yes', 1, {}]) {

@@ -3,7 +3,8 @@
 // It writes vanilla log lines to logs/latest.log, records every console line it reads, and answers list, say,
 // banlist, help, tellraw, whitelist add|remove|list and stop the way the real server does (docs/formats.md).
 // Files in <root>/control/ change it, read at each command: `game-era` holding `1.12` gives the 1.7-1.12
-// whitelist replies; `game-ignores-whitelist` makes it neither answer nor apply a whitelist command.
+// whitelist replies; `game-ignores-whitelist` makes it neither answer nor apply a whitelist command;
+// `chat-after-reply` holds a chat line (`<Alex> hi`) that a player says right after the next command's reply, once.
 
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
@@ -267,6 +268,16 @@ function runCommand(game: Game, text: string): void {
 function acceptConsoleLine(game: Game, line: Buffer): void {
   if (game.consoleRecord) fs.appendFileSync(game.consoleRecord, Buffer.concat([line, Buffer.from('\n')]));
   runCommand(game, line.toString('utf8').trim());
+  sayChatAfterReply(game);
+}
+
+// A chat line in the same moment as a reply, however busy the machine: a test that appended it itself could come
+// after the reply's window had closed.
+function sayChatAfterReply(game: Game): void {
+  const chat = controlFile(game, 'chat-after-reply');
+  if (chat === null || game.controlDir === null) return;
+  fs.rmSync(`${game.controlDir}/chat-after-reply`, { force: true });
+  writeLog(game, chat, 'Async Chat Thread - #2');
 }
 
 // Bytes, not strings: a UTF-8 character split across two reads must reach the record unchanged.
