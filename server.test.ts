@@ -999,11 +999,12 @@ describe('the compiled daemon', { concurrency: GROUPS_AT_ONCE }, () => {
   describe('slow readers', { concurrency: 1 }, () => {
     const defer = cleanupStack();
 
-    test('400 clients that never read their large tails keep the daemon, run as the unit runs it, under 256 MiB; it still answers, and closes what is not drained within 10 s', async (t) => {
+    test('400 clients that never read their large tails keep the daemon, run as the unit runs it, under 256 MiB: replies the kernel does not take fill the reply budget, the rest are refused with 503; it still answers, and closes what is not drained within 10 s', async (t) => {
       const host = await makeSandbox(defer);
-      // 2,500 lines of 8 KiB: a lines=N tail of them is far more than the kernel takes from a socket nobody reads;
-      // every client asks for another N, so no two replies are shared
-      fs.writeFileSync(serverFile(host, 'logs/latest.log'), Array.from({ length: 2_500 }, (_, i) => `${P}${String(i).padStart(5, '0')} ${'x'.repeat(8_153)}\n`).join(''));
+      // lines of 8 KiB of control characters, which JSON writes six bytes each: a tail (1 MiB at most) becomes a
+      // 6 MiB reply, more than the kernel takes from a socket nobody reads (3-4 MiB on loopback), so the rest waits
+      // in the daemon. Every client asks for another N, so no two replies are shared.
+      fs.writeFileSync(serverFile(host, 'logs/latest.log'), Array.from({ length: 200 }, (_, i) => `${P}${String(i).padStart(5, '0')} ${'\x01'.repeat(8_153)}\n`).join(''));
       const d = await startDaemon(host, defer, {}, { nodeArgs: unitNodeArgs() });
       assert.deepEqual(unitNodeArgs(), ['--max-semi-space-size=16']);
       const daemonSockets = () => fs.readdirSync(`/proc/${d.child.pid}/fd`).filter((fd) => {
@@ -1025,12 +1026,16 @@ describe('the compiled daemon', { concurrency: GROUPS_AT_ONCE }, () => {
       // the daemon closes every one: a reply not drained within 10 s, a connection idle after its answer within 5 s.
       // A client that does not read never sees that FIN (it waits behind the unsent bytes): the daemon's descriptors show it.
       // looked at four times a second: each look reads hundreds of descriptor links. Each reply has its 10 s from
-      // the moment it was written, and on a busy machine the last of 400 tails is written late.
+      // the moment it was written, and on a busy machine the last is written late.
       await waitFor(() => daemonSockets() >= idle + 300, { intervalMs: 250 });
       await waitFor(() => daemonSockets() <= idle, { timeoutMs: 60_000, intervalMs: 250 });
       const peak = status();
-      t.diagnostic(`VmHWM ${(peak / 2 ** 20).toFixed(1)} MiB`);
+      const metrics = (await d.get('/metrics')).text;
+      const answered = (code: number) => Number(new RegExp(`^gameserver_api_http_requests_total\\{route="/api/logs/latest",method="GET",code="${code}"\\} (\\d+)$`, 'm').exec(metrics)?.[1] ?? 0);
+      t.diagnostic(`VmHWM ${(peak / 2 ** 20).toFixed(1)} MiB; tails answered ${answered(200)}, refused ${answered(503)}`);
       assert.ok(peak < 256 * 2 ** 20, `VmHWM ${(peak / 2 ** 20).toFixed(1)} MiB`);
+      assert.equal(answered(200) + answered(503), 400);
+      assert.ok(answered(503) > 0, 'the reply budget was never spent');
       const after = await d.get('/api/logs/latest?lines=3', { afterChange: true, timeoutMs: 5_000 });
       assert.equal(after.status, 200);
       assert.equal(after.json.lines.length, 3);
