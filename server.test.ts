@@ -506,6 +506,8 @@ before(async () => {
     if (name === 'Server_Error') return void res.writeHead(500, { 'Content-Type': 'application/json' }).end('{}');
     if (name === 'Bad_Json') return void res.writeHead(200, { 'Content-Type': 'application/json' }).end('<html>');
     if (name === 'Drop_Conn') return void req.socket.destroy();
+    // a valid profile after 100 KiB of white space: more than an answer may be (64 KiB), whatever it holds
+    if (name === 'Huge_Answer') return void res.writeHead(200, { 'Content-Type': 'application/json' }).end(`${' '.repeat(100 * 1024)}{"id":"4566e69fc90748ee8d71d7ba5aa00d20","name":"Huge_Answer"}`);
     if (name === 'Slow_Drip') {   // headers at once, then a byte every 200 ms for ever: only an overall deadline ends it
       res.writeHead(200, { 'Content-Type': 'application/json' });
       const drip = setInterval(() => res.write(' '), 200);
@@ -865,6 +867,9 @@ describe('parsePresenceLine()', () => {
   for (const [line, event] of rows) {
     test(`parsePresenceLine() reads ${JSON.stringify(line)} as ${JSON.stringify(event)}`, () => assert.deepEqual(parsePresenceLine(line), event));
   }
+  test('parsePresenceLine() takes no line over 4 KiB for an event: a "lost connection" with a 5,000-character reason', () => {
+    assert.equal(parsePresenceLine(`${P}Alex lost connection: ${'x'.repeat(5_000)}`), null);
+  });
 });
 
 describe('scanPresence()', () => {
@@ -1567,6 +1572,13 @@ describe('the compiled daemon', { concurrency: GROUPS_AT_ONCE }, () => {
       assert.deepEqual(res.json, { ok: true, online: false, players: [] });
     });
 
+    test('GET /api/players/online takes no line over 4 KiB for an event: a "lost connection" with a 5,000-character reason leaves the player online', async () => {
+      await newSession();
+      append('Alex joined the game', `Alex lost connection: ${'x'.repeat(5_000)}`);
+      const res = await d.get('/api/players/online', { afterChange: true });
+      assert.deepEqual(res.json, { ok: true, online: true, count: 1, players: ['Alex'] });
+    });
+
     test('GET /api/players/online equals a full parse after appends, including a half-written line', async () => {
       await newSession();
       append('Alex[/198.51.100.7:53120] logged in with entity id 1 at (0.5, 64.0, 0.5)', 'Alex joined the game', 'Bob joined the game');
@@ -1832,6 +1844,22 @@ describe('the compiled daemon', { concurrency: GROUPS_AT_ONCE }, () => {
       });
     }
 
+    test('GET /api/logs/latest never hands the valid key\'s unmasked lines to a request without it, asked at the same moment in either order', async () => {
+      const stored = `${P}Alex[/198.51.100.7:53120] logged in with entity id 212 at (12.5, 71.0, -40.5)`;
+      fs.writeFileSync(latest(), `${stored}\n`);
+      await new Promise((resolve) => setTimeout(resolve, FRESHNESS_MS));
+      for (const order of [[undefined, KEY], [KEY, undefined], [undefined, KEY], [KEY, undefined]]) {
+        const answers = await Promise.all(order.map((key) => d.get('/api/logs/latest?lines=5', key === undefined ? {} : { key })));
+        order.forEach((key, i) => assert.deepEqual(answers[i].json.lines, [key === undefined ? stored.replace('198.51.100.7', '<ip>') : stored]));
+      }
+    });
+
+    test('GET /api/logs/latest reads at most 1 MiB from the end, whole lines only: a 2 MiB line before the last one is left out with all before it', async () => {
+      fs.writeFileSync(latest(), `first\n${'y'.repeat(2 * 1024 * 1024)}\nlast\n`);
+      const res = await tail('/api/logs/latest', '?lines=3');
+      assert.deepEqual([res.status, res.json], [200, { ok: true, file: 'latest.log', lines: ['last'] }]);
+    });
+
     test('GET /api/logs/latest masks addresses in every layout the servers write, unless the valid key is sent', async () => {
       const stored = [
         `${P}Bob[/2001:db8:0:0:0:0:0:7:50122] logged in with entity id 9 at (0.5, 64.0, 0.5)`,
@@ -2042,6 +2070,15 @@ describe('the compiled daemon', { concurrency: GROUPS_AT_ONCE }, () => {
       const res = await d.get('/api/properties', { key: KEY, afterChange: true });
       assert.equal(res.status, 200);
       assert.deepEqual(res.json, { ok: true, properties: values });
+    });
+
+    test('GET /api/properties never hands the valid key\'s answer to a request without it, asked at the same moment in either order', async () => {
+      fs.writeFileSync(properties(), stored);
+      await new Promise((resolve) => setTimeout(resolve, FRESHNESS_MS));
+      for (const order of [[undefined, KEY], [KEY, undefined], [undefined, KEY], [KEY, undefined]]) {
+        const answers = await Promise.all(order.map((key) => d.get('/api/properties', key === undefined ? {} : { key })));
+        order.forEach((key, i) => assert.deepEqual(answers[i].json, { ok: true, properties: key === undefined ? redacted : values }));
+      }
     });
 
     test('GET /api/properties shows a change of server.properties to the first request 100 ms after it', async () => {
@@ -2851,6 +2888,7 @@ describe('the compiled daemon', { concurrency: GROUPS_AT_ONCE }, () => {
       ['Server_Error', MSG.lookupFailed],
       ['Bad_Json', MSG.lookupFailed],
       ['Drop_Conn', MSG.lookupFailed],
+      ['Huge_Answer', MSG.lookupFailed],
     ]) {
       test(`POST /api/whitelist/add answers 502 and writes nothing when the lookup of ${player} fails`, async () => {
         const before = fs.readFileSync(whitelist());
