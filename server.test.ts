@@ -994,7 +994,8 @@ describe('the compiled daemon', { concurrency: GROUPS_AT_ONCE }, () => {
       const streams = Array.from({ length: 64 }, () => openEventStream(own.port));
       defer(() => streams.forEach((s) => s.close()));
       await Promise.all(streams.map((s) => s.opened));
-      const res = await own.get('/api/events');
+      // a 65th stream that is let in sends nothing after its retry line for 15 s: it fails here, not hangs the run
+      const res = await own.get('/api/events', { timeoutMs: 5_000 });
       assert.equal(res.status, 503);
       assertCommonHeaders(res.headers);
       assert.deepEqual(res.json, { ok: false, error: 'Too many event streams are open; try again later.' });
@@ -1326,6 +1327,24 @@ describe('the compiled daemon', { concurrency: GROUPS_AT_ONCE }, () => {
       assert.deepEqual(replies.map((r) => r.status), Array(100).fill(200));
       assert.equal(new Set(replies.map((r) => r.text)).size, 1);
       assert.equal(runs().length - before, 1);
+    });
+
+    test('GET /api/report reuses a finished run for the next request', async () => {
+      setMode('normal');
+      const d = await startDaemon(host, defer);
+      const before = runs().length;
+      const first = await d.get('/api/report');
+      const second = await d.get('/api/report');
+      assert.deepEqual([first.status, second.text], [200, first.text]);
+      assert.equal(runs().length - before, 1);
+    });
+
+    test('GET / answers at most 1 MiB of what the script prints', async () => {
+      setMode('large');   // 2 MiB of "a"
+      const d = await startDaemon(host, defer);
+      const text = await d.get('/');
+      assert.equal(text.status, 200);
+      assert.ok(text.text.length > 0 && text.text.length <= 1024 * 1024 && /^a+$/.test(text.text), `${text.text.length} bytes`);
     });
 
     test('GET /api/report answers 500 when the script prints nothing, and GET / as text/plain', async () => {

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Simulated host report script for gameserver-api's tests and demo. demo/host.ts copies it to
 # <root>/bin/servreport.sh. Tests steer it with <root>/control/report-mode:
-# normal (default), slow (1 s, then the report), fail (text, exit 3), empty (nothing), hang (never ends),
+# normal (default), slow (1 s, then the report), fail (text, exit 3), empty (nothing), large (2 MiB of "a"), hang (never ends),
 # escape (the report, then a child that leaves the process group holding stdout open).
 set -u
 
@@ -43,6 +43,7 @@ case ${mode:-normal} in
   slow) sleep 1; print_report ;;
   fail) echo "servreport: cannot read $server_dir/logs: permission denied"; exit 3 ;;
   empty) ;;
+  large) head -c 2097152 /dev/zero | tr '\0' a ;;
   hang)
     # A child that only a kill of the whole process group reaches: the daemon must not leave it behind.
     sleep 300 &
