@@ -3190,6 +3190,24 @@ describe('the compiled daemon', { concurrency: GROUPS_AT_ONCE }, () => {
       assert.deepEqual(idle.filter((socket) => socket.destroyed), []);
     });
 
+    test('GET /api/status answers 200 once connections beyond 512 at once were closed at the door', async (t) => {
+      const clients: net.Socket[] = [];
+      const closed = new Set<net.Socket>();
+      t.after(() => clients.forEach((socket) => socket.destroy()));
+      for (let i = 0; i < 530; i++) {
+        const socket = net.connect(d.port, '127.0.0.1').on('error', () => undefined);
+        socket.once('close', () => closed.add(socket));
+        clients.push(socket);
+      }
+      await waitFor(() => closed.size >= 18);
+      const open = clients.filter((socket) => !closed.has(socket));
+      assert.equal(open.length, 512);
+      open.slice(0, 10).forEach((socket) => socket.destroy());
+      // the daemon sees those ten close a moment later: until then a new client is closed at the door too
+      const res = await waitFor(() => d.get('/api/status').catch(() => undefined));
+      assert.deepEqual([res.status, res.json], [200, { ok: true, online: false }]);
+    });
+
     test('GET /api/status answers 200 after a client disconnects in the middle of a POST body', async (t) => {
       const socket = net.connect(d.port, '127.0.0.1').on('error', () => undefined);
       t.after(() => socket.destroy());
