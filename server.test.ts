@@ -3895,6 +3895,21 @@ describe('the compiled daemon', { concurrency: GROUPS_AT_ONCE }, () => {
       [header, query, unknown].forEach((s) => s.close());
     });
 
+    test('GET /api/events keeps the last 1,000 events: a reconnect after an id older than those gets a reset first', async () => {
+      await runningGame(host);
+      const s = stream();
+      await s.opened;
+      await waitFor(() => s.retryMs() !== undefined);
+      fs.appendFileSync(latest(), Array.from({ length: 501 }, () => `${P}Kai_2 joined the game\n${P}Kai_2 left the game\n`).join(''));
+      await waitFor(() => s.parsed().filter((e) => e.player === 'Kai_2').length === 1_002);
+      const oldest = s.events[s.parsed().findIndex((e) => e.player === 'Kai_2')].lastEventId;
+      s.close();
+      const late = stream({ lastEventId: oldest });
+      await waitFor(() => late.events.length >= 1);
+      assert.equal(late.parsed()[0].type, 'stream.reset');
+      late.close();
+    });
+
     test('HEAD /api/events answers the stream\'s headers and no body', async () => {
       const raw = await rawRequest(d.port, 'HEAD /api/events HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n', { untilClose: true });
       assert.equal(raw.status, 200);
@@ -3902,8 +3917,6 @@ describe('the compiled daemon', { concurrency: GROUPS_AT_ONCE }, () => {
       assert.equal(raw.body.length, 0);
     });
   });
-
-  // the tests that wait for the daemon's own timers (10 s of linger, 15 s of quiet) run beside the others
 
   // ---- Metrics (docs/api.md#get-metrics) ----
 
