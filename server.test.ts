@@ -1049,6 +1049,31 @@ describe('the compiled daemon', { concurrency: GROUPS_AT_ONCE }, () => {
     });
   });
 
+  describe('requests that take too long', { concurrency: true }, () => {
+    const defer = cleanupStack();
+    let host: Host;
+    let d: Daemon;
+    setUp(async () => { host = await makeSandbox(defer); d = await startDaemon(host, defer); });
+
+    test('a client whose headers are not complete within 10 s gets 408 JSON, and its connection is closed', async () => {
+      const raw = await rawRequest(d.port, 'GET /api/status HTTP/1.1\r\nHost: localhost\r\nX-Never-Ends: 1\r\n', { untilClose: true });
+      assert.equal(raw.status, 408);
+      assertCommonHeaders(raw.headers);
+      assert.deepEqual(JSON.parse(raw.body.toString('utf8')), { ok: false, error: 'Request timeout' });
+    });
+
+    test('a POST whose body is not complete within 10 s gets 408 JSON, its connection is closed, and nothing reaches the console', async () => {
+      await host.startGame();
+      const mark = consoleBytes(host).length;
+      const raw = await rawRequest(d.port, `POST /api/command HTTP/1.1\r\nHost: localhost\r\nX-API-Key: ${KEY}\r\nContent-Type: application/json\r\n`
+        + 'Content-Length: 100\r\n\r\n{"command":"say never complete"', { untilClose: true });
+      assert.equal(raw.status, 408);
+      assertCommonHeaders(raw.headers);
+      assert.deepEqual(JSON.parse(raw.body.toString('utf8')), { ok: false, error: 'Request timeout' });
+      await assertNothingSentSince(d, host, mark);
+    });
+  });
+
   describe('EVENT_WEBHOOK_URL', { concurrency: 1 }, () => {
     const defer = cleanupStack();
     const SECRET = 'webhook-secret-9a8b7c6d';
