@@ -1062,6 +1062,16 @@ describe('the compiled daemon', { concurrency: GROUPS_AT_ONCE }, () => {
       assert.deepEqual(JSON.parse(raw.body.toString('utf8')), { ok: false, error: 'Request timeout' });
     });
 
+    test('a keep-alive connection left idle after its answer is closed by the daemon after 5 s', { timeout: 15_000 }, async () => {
+      const socket = net.connect(d.port, '127.0.0.1').on('error', () => undefined);
+      let received = '';
+      socket.setEncoding('latin1').on('data', (text: string) => (received += text));
+      socket.write('GET /api HTTP/1.1\r\nHost: localhost\r\n\r\n');
+      await new Promise((resolve) => socket.once('close', resolve));   // the daemon's FIN; the test's timeout if it never comes
+      assert.match(received, /^HTTP\/1\.1 200 /);
+      assert.match(received, /\r\nKeep-Alive: timeout=5\r\n/i);
+    });
+
     test('a POST whose body is not complete within 10 s gets 408 JSON, its connection is closed, and nothing reaches the console', async () => {
       await host.startGame();
       const mark = consoleBytes(host).length;
