@@ -281,11 +281,10 @@ function sendPipelined(port: number, requests: string[]) {
 // groups at once keep two cores busy (with four, one waits; with more, nothing is gained). GROUPS_AT_ONCE=1 runs
 // them one after another; GROUPS_AT_ONCE=40 starts every group at once, the load under which no test may depend
 // on the machine's speed (each passes so).
-// Where the time goes (process accounting of one run, two cores): about 60 s of CPU. Some 150 Node processes
-// start (a daemon per group and per configuration tried, a fake game per game started), and a Node process costs
-// 0.1 s of CPU before it runs a line; the daemons take about 35 s (8 s of it the slow readers' 400 tails), the fake
-// games 7 s, this process 12 s (the harness tracks every promise), tmux 3 s. The floor is that CPU over two cores,
-// not the waits, which the long groups begin with.
+// Where the time goes (process accounting of one run, two cores): about 64 s of CPU. Some 160 Node processes start
+// (a daemon per group and per configuration tried, a fake game per game started), and a Node process costs 0.1 s of
+// CPU before it runs a line; the daemons take about 30 s, this process 13 s (the harness tracks every promise), the
+// fake games 8 s, tmux 5 s. The floor is that CPU over two cores, not the waits, which the long groups begin with.
 const GROUPS_AT_ONCE = Number(process.env.GROUPS_AT_ONCE) || 8;
 
 // The Node that runs the daemon: TEST_DAEMON_NODE=/path/to/node checks dist/server.js on another Node
