@@ -62,6 +62,8 @@ type Body = string | Buffer | Buffer[] | object;
 // promise (docs/api.md#freshness): their answers may be up to 100 ms old
 interface Options { key?: string; headers?: Record<string, string>; timeoutMs?: number; afterChange?: boolean }
 const FRESHNESS_MS = 100;
+/** Lets the read routes' freshness window pass: an answer asked for after it shows every change made before it. */
+const afterFreshness = () => new Promise((resolve) => setTimeout(resolve, FRESHNESS_MS));
 interface Res { status: number; headers: http.IncomingHttpHeaders; text: string; json: any }
 interface Daemon {
   port: number;
@@ -123,7 +125,7 @@ function freePort(): Promise<number> {
 }
 
 async function request(port: number, method: string, urlPath: string, { key, headers = {}, body, timeoutMs = 20_000, afterChange = false }: Options & { body?: Body } = {}): Promise<Res> {
-  if (afterChange) await new Promise((resolve) => setTimeout(resolve, FRESHNESS_MS));
+  if (afterChange) await afterFreshness();
   return new Promise((resolve, reject) => {
     const sent: Record<string, string> = { ...headers };
     if (key !== undefined) sent['X-API-Key'] = key;
@@ -1551,7 +1553,7 @@ describe('the compiled daemon', { concurrency: GROUPS_AT_ONCE }, () => {
       const stat = fs.readFileSync(`/proc/${gamePid}/stat`, 'utf8');
       const startedAt = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]) / 100;   // seconds after boot
       const bootClock = () => parseFloat(fs.readFileSync('/proc/uptime', 'utf8'));
-      await new Promise((resolve) => setTimeout(resolve, FRESHNESS_MS));
+      await afterFreshness();
       // the answer was made between these two readings, however long the machine kept it waiting
       const before = bootClock() - startedAt;
       const res = await d.get('/api/status');
@@ -1900,7 +1902,7 @@ describe('the compiled daemon', { concurrency: GROUPS_AT_ONCE }, () => {
     test('GET /api/logs/latest never hands the valid key\'s unmasked lines to a request without it, asked at the same moment in either order', async () => {
       const stored = `${P}Alex[/198.51.100.7:53120] logged in with entity id 212 at (12.5, 71.0, -40.5)`;
       fs.writeFileSync(latest(), `${stored}\n`);
-      await new Promise((resolve) => setTimeout(resolve, FRESHNESS_MS));
+      await afterFreshness();
       for (const order of [[undefined, KEY], [KEY, undefined], [undefined, KEY], [KEY, undefined]]) {
         const answers = await Promise.all(order.map((key) => d.get('/api/logs/latest?lines=5', key === undefined ? {} : { key })));
         order.forEach((key, i) => assert.deepEqual(answers[i].json.lines, [key === undefined ? stored.replace('198.51.100.7', '<ip>') : stored]));
@@ -2127,7 +2129,7 @@ describe('the compiled daemon', { concurrency: GROUPS_AT_ONCE }, () => {
 
     test('GET /api/properties never hands the valid key\'s answer to a request without it, asked at the same moment in either order', async () => {
       fs.writeFileSync(properties(), stored);
-      await new Promise((resolve) => setTimeout(resolve, FRESHNESS_MS));
+      await afterFreshness();
       for (const order of [[undefined, KEY], [KEY, undefined], [undefined, KEY], [KEY, undefined]]) {
         const answers = await Promise.all(order.map((key) => d.get('/api/properties', key === undefined ? {} : { key })));
         order.forEach((key, i) => assert.deepEqual(answers[i].json, { ok: true, properties: key === undefined ? redacted : values }));
