@@ -21,9 +21,9 @@ import * as path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { createHost, unitNodeArgs, type Host, type HostOptions } from './demo/host';
 import {
-  HttpError, backupType, describeEvent, formatLabels, formatMemory, formatSize, formatUptime, isInteractiveShell, isSettled, logMessage,
-  maskAddresses, offlineUuid, openApiDocument, parseLines, parsePaneList, parsePresenceLine, parseProperties, readTail, redactProperties,
-  scanPresence, validateCommand, validatePlayer,
+  HttpError, backupType, describeEvent, formatLabels, formatMemory, formatSize, formatUptime, isConsoleReply, isInteractiveShell, isSettled,
+  maskAddresses, offlineUuid, openApiDocument, parseLines, parseLogLine, parsePaneList, parsePresenceLine, parseProperties, readTail,
+  readWhitelistReply, redactProperties, scanPresence, validateCommand, validatePlayer,
 } from './server';
 
 const DAEMON = path.join(__dirname, 'server.js');
@@ -736,6 +736,14 @@ describe('maskAddresses()', () => {
     ['[::ffff:10.1.2.3]:1', '[<ip>]:1'],
     ['::ffff:a01:203', '<ip>'],
     ['from 10.1.2.3.', 'from <ip>.'],
+    // an address right after a word and a colon, as plugins write them (docs/api.md#addresses)
+    ['IP:1.2.3.4', 'IP:<ip>'],
+    ['IP:1.2.3.4:25565', 'IP:<ip>:25565'],
+    ['client_ip:203.0.113.5', 'client_ip:<ip>'],
+    ['ip:2001:db8::7', 'ip:<ip>'],
+    ['ip:fe80::1%eth0', 'ip:<ip>'],
+    ['from /[fe80::1%eth0]:5000', 'from /[<ip>]:5000'],
+    ['cafe:10.1.2.3 seen', 'cafe:<ip> seen'],
   ]) {
     test(`maskAddresses() masks ${JSON.stringify(line)}`, () => assert.equal(maskAddresses(line), masked));
   }
@@ -790,15 +798,59 @@ describe('isSettled() (docs/api.md#freshness: a stat taken in the same timestamp
   }
 });
 
-describe('logMessage()', () => {
-  for (const [line, message] of [
-    [`${P}There are 1 of a max of 20 players online: Alex`, 'There are 1 of a max of 20 players online: Alex'],
-    ['[04Mar2025 12:00:00.123] [Server thread/INFO] [net.minecraft.server.MinecraftServer/]: Added Alex to the whitelist', 'Added Alex to the whitelist'],
-    [`${P}§aAdded §lAlex§r to the whitelist`, 'Added Alex to the whitelist'],
-    ['\x1b[0;32;1m[12:00:00 INFO]: Done\x1b[m', 'Done'],
-    ['Alex, Steve', 'Alex, Steve'],   // the second line of a 1.12 list has no prefix: kept as it is
-  ]) {
-    test(`logMessage() reads ${JSON.stringify(line)} as ${JSON.stringify(message)}`, () => assert.equal(logMessage(line), message));
+describe('parseLogLine()', () => {
+  for (const [line, parsed] of [
+    [`${P}There are 1 of a max of 20 players online: Alex`, { time: '12:00:00', thread: 'Server thread', level: 'INFO', message: 'There are 1 of a max of 20 players online: Alex' }],
+    ['[04Mar2025 12:00:00.123] [Server thread/INFO] [net.minecraft.server.MinecraftServer/]: Added Alex to the whitelist',
+      { time: '04Mar2025 12:00:00.123', thread: 'Server thread', level: 'INFO', message: 'Added Alex to the whitelist' }],
+    [`${P}§aAdded §lAlex§r to the whitelist\r`, { time: '12:00:00', thread: 'Server thread', level: 'INFO', message: 'Added Alex to the whitelist' }],
+    ['\x1b[0;32;1m[12:00:00 INFO]: Done\x1b[m', { time: '12:00:00', thread: undefined, level: 'INFO', message: 'Done' }],
+    ['2013-05-14 19:02:11 [INFO] Starting minecraft server version 1.5.2', { time: '2013-05-14 19:02:11', thread: undefined, level: 'INFO', message: 'Starting minecraft server version 1.5.2' }],
+    ['[12:00:00] [Async Chat Thread - #2/INFO]: <Mallory> hi', { time: '12:00:00', thread: 'Async Chat Thread - #2', level: 'INFO', message: '<Mallory> hi' }],
+    ['Alex, Steve', null],   // a line without the log's prefix is no line of the game's
+    ['[Staff] [Server thread/INFO]: Added Alex to the whitelist', null],   // the first brackets hold no time
+    ['\tat net.minecraft.server.MinecraftServer.run(MinecraftServer.java:1)', null],
+  ] as const) {
+    test(`parseLogLine() reads ${JSON.stringify(line)} as ${JSON.stringify(parsed)}`, () => assert.deepEqual(parseLogLine(line), parsed));
+  }
+});
+
+describe('isConsoleReply()', () => {
+  for (const [line, reply] of [
+    [`${P}There are 1 of a max of 20 players online: Alex`, true],
+    [`${P}[Server] hello`, true],   // the console's own /say
+    [`${P}Stopping the server`, true],
+    [`${P}<Mallory> @everyone free nitro`, false],
+    [`${P}[Not Secure] <Mallory> hi`, false],
+    [`${P}* Mallory waves`, false],
+    [`${P}[Mallory] hi`, false],   // a player's /say
+    [`${P}Alex[/198.51.100.7:53120] logged in with entity id 7 at (0.5, 64.0, 0.5)`, false],
+    [`${P}Alex joined the game`, false],
+    [`${P}Alex lost connection: Disconnected`, false],
+    [`${P}Alex left the game`, false],
+    ['[12:00:00] [Async Chat Thread - #2/INFO]: Added Nobody to the whitelist', false],
+    ['[12:00:00] [User Authenticator #1/INFO]: UUID of player Alex is 069a79f4-44e9-4726-a5be-fca90e38aaf5', false],
+  ] as const) {
+    test(`isConsoleReply() is ${reply} for ${JSON.stringify(line)}`, () => assert.equal(isConsoleReply(parseLogLine(line)!), reply));
+  }
+});
+
+describe('readWhitelistReply()', () => {
+  for (const [message, action, said] of [
+    ['Added Kai_2 to the whitelist', 'add', 'confirmed'],
+    ['added kai_2 to the whitelist', 'add', 'confirmed'],
+    ['Removed Kai_2 from the whitelist', 'remove', 'confirmed'],
+    ['Added Other to the whitelist', 'add', undefined],
+    ['Could not add Kai_2 to the whitelist', 'add', 'refused, named'],
+    ['Could not remove Kai_2 from the whitelist', 'remove', 'unchanged, named'],
+    ['That player does not exist', 'add', 'refused'],
+    ['That player does not exist', 'remove', 'refused'],
+    ['Player is already whitelisted', 'add', 'unchanged'],
+    ['Player is already whitelisted', 'remove', undefined],
+    ['Player is not whitelisted', 'remove', 'unchanged'],
+    ['Player is not whitelisted', 'add', undefined],
+  ] as const) {
+    test(`readWhitelistReply() reads ${JSON.stringify(message)} for ${action} Kai_2 as ${said}`, () => assert.equal(readWhitelistReply(message, action, 'Kai_2'), said));
   }
 });
 
@@ -990,18 +1042,78 @@ describe('the compiled daemon', { concurrency: GROUPS_AT_ONCE }, () => {
       s.close();
     });
 
-    test('GET /api/events answers a 65th stream with 503 JSON while 64 are open', async () => {
-      const own = await startDaemon(host, defer);
-      const streams = Array.from({ length: 64 }, () => openEventStream(own.port));
+    test('GET /api/events: while latest.log is a FIFO the watcher logs the fault once, not at every look, and once when it ends', async () => {
+      const own = await makeSandbox(defer);
+      await own.startGame();
+      const d = await startDaemon(own, defer);
+      const s = openEventStream(d.port);
+      defer(() => s.close());
+      await s.opened;
+      await waitFor(() => s.retryMs() !== undefined);
+      const latest = serverFile(own, 'logs/latest.log');
+      fs.renameSync(latest, `${latest}.aside`);
+      spawnSync('mkfifo', [latest]);
+      const faults = () => d.stdout().split('\n').filter((line) => line.includes('watching for events: latest.log is not a regular file.')).length;
+      await waitFor(() => faults() >= 1);
+      // the keep-alive comment comes after 15 s of quiet: some thirty looks at the host went by meanwhile
+      await waitFor(() => s.comments() >= 1, { timeoutMs: 17_000 });
+      assert.equal(faults(), 1);
+      fs.rmSync(latest);
+      fs.renameSync(`${latest}.aside`, latest);
+      await waitFor(() => d.stdout().includes('watching for events: no longer: latest.log is not a regular file.'));
+      assert.equal(faults(), 1);
+      s.close();
+    });
+
+    /** Opens `count` streams, keyed or not, and waits until each has its answer. */
+    const openStreams = async (port: number, count: number, options: Parameters<typeof openEventStream>[1] = {}) => {
+      const streams = Array.from({ length: count }, () => openEventStream(port, options));
       defer(() => streams.forEach((s) => s.close()));
       await Promise.all(streams.map((s) => s.opened));
-      // a 65th stream that is let in sends nothing after its retry line for 15 s: it fails here, not hangs the run
-      const res = await own.get('/api/events', { timeoutMs: 5_000 });
-      assert.equal(res.status, 503);
-      assertCommonHeaders(res.headers);
-      assert.deepEqual(res.json, { ok: false, error: 'Too many event streams are open; try again later.' });
-      streams.forEach((s) => s.close());
+      return streams;
+    };
+    const streamsOpen = async (d: Daemon) => Number(/^gameserver_api_event_streams (\d+)$/m.exec((await d.get('/metrics')).text)?.[1]);
+
+    test('GET /api/events keeps 8 of its 64 streams for the key: a 57th anonymous stream gets 503 JSON, the key as X-API-Key or Basic auth password gets in, a 65th does not', async () => {
+      const own = await startDaemon(host, defer);
+      const anonymous = await openStreams(own.port, 56);
+      assert.ok(anonymous.every((s) => s.events.length === 0));
+      // a stream that is let in sends nothing after its retry line for 15 s: a wrong answer fails here, not hangs the run
+      const refused = await own.get('/api/events', { timeoutMs: 5_000 });
+      assert.equal(refused.status, 503);
+      assertCommonHeaders(refused.headers);
+      assert.deepEqual(refused.json, { ok: false, error: 'Too many event streams are open; try again later.' });
+      const keyed = [...await openStreams(own.port, 4, { headers: { 'X-API-Key': KEY } }), ...await openStreams(own.port, 4, { auth: `relay:${KEY}` })];
+      for (const s of keyed) assert.equal((await s.opened).statusCode, 200);
+      assert.equal(await streamsOpen(own), 64);
+      const full = await own.get('/api/events', { key: KEY, timeoutMs: 5_000 });
+      assert.deepEqual([full.status, full.json], [503, { ok: false, error: 'Too many event streams are open; try again later.' }]);
+      [...anonymous, ...keyed].forEach((s) => s.close());
     });
+
+    const answered = async (d: Daemon, route: string) => Number(new RegExp(`^gameserver_api_http_requests_total\\{route="${route}",method="GET",code="200"\\} (\\d+)$`, 'm').exec((await d.get('/metrics')).text)?.[1] ?? 0);
+
+    for (const [label, requests, closeAfterMs, answeredFirst] of [
+      ['64 streams pipelined in one write, closed after 300 ms', Array.from({ length: 64 }, () => 'GET /api/events HTTP/1.1\r\nHost: x\r\n\r\n'), 300, '/api/events'],
+      ['GET / then GET /api/events pipelined, closed at once', ['GET / HTTP/1.1\r\nHost: x\r\n\r\n', 'GET /api/events HTTP/1.1\r\nHost: x\r\n\r\n'], 0, '/'],
+    ] as const) {
+      test(`GET /api/events: ${label}, leave every slot free once the connection closed`, async () => {
+        const own = await makeSandbox(defer);
+        fs.writeFileSync(path.join(own.controlDir, 'report-mode'), 'slow\n');   // GET / answers after 1 s
+        const d = await startDaemon(own, defer);
+        const socket = net.connect(d.port, '127.0.0.1').on('error', () => undefined);
+        await new Promise((resolve) => socket.once('connect', resolve));
+        socket.write(requests.join(''));
+        if (closeAfterMs > 0) await new Promise((resolve) => setTimeout(resolve, closeAfterMs));
+        socket.destroy();
+        // once the first request had its answer, whatever followed it on that connection has begun, or never will
+        await waitFor(async () => (await answered(d, answeredFirst)) >= 1);
+        await waitFor(async () => (await streamsOpen(d)) === 0, { timeoutMs: 1_000 });
+        const all = [...await openStreams(d.port, 56), ...await openStreams(d.port, 8, { headers: { 'X-API-Key': KEY } })];
+        for (const s of all) assert.equal((await s.opened).statusCode, 200);
+        all.forEach((s) => s.close());
+      });
+    }
   });
 
   describe('slow readers', { concurrency: 1 }, () => {
@@ -1047,6 +1159,83 @@ describe('the compiled daemon', { concurrency: GROUPS_AT_ONCE }, () => {
       const after = await d.get('/api/logs/latest?lines=3', { afterChange: true, timeoutMs: 5_000 });
       assert.equal(after.status, 200);
       assert.equal(after.json.lines.length, 3);
+    });
+  });
+
+  describe('requests pipelined on one connection', { concurrency: 1 }, () => {
+    const defer = cleanupStack();
+    /** A host whose latest.log makes a 2,000-line tail about 400 KB, and a daemon of its own run as the unit runs it. */
+    const bigLogDaemon = async () => {
+      const host = await makeSandbox(defer);
+      fs.writeFileSync(serverFile(host, 'logs/latest.log'), Array.from({ length: 3_000 }, (_, i) => `${P}line ${String(i).padStart(5, '0')} ${'x'.repeat(170)}\n`).join(''));
+      return { host, d: await startDaemon(host, defer, {}, { nodeArgs: unitNodeArgs() }) };
+    };
+    const peakBytes = (pid: number) => Number(/^VmHWM:\s+(\d+) kB$/m.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]) * 1024;
+    const socketsOf = (pid: number) => fs.readdirSync(`/proc/${pid}/fd`).filter((fd) => {
+      try { return fs.readlinkSync(`/proc/${pid}/fd/${fd}`).startsWith('socket:'); } catch { return false; }
+    }).length;
+    const tails = (count: number) => Array.from({ length: count }, (_, i) => `GET /api/logs/latest?lines=${2_000 - i} HTTP/1.1\r\nHost: x\r\n\r\n`).join('');
+
+    for (const [label, head, count] of [
+      ['600 tails pipelined in one 32 KB write', '', 600],
+      ['300 tails pipelined behind GET /api/events', 'GET /api/events HTTP/1.1\r\nHost: x\r\n\r\n', 300],
+    ] as const) {
+      test(`GET /api/logs/latest: ${label} by a client that never reads keep the daemon, run as the unit runs it, under 256 MiB, and others are answered`, async (t) => {
+        const { d } = await bigLogDaemon();
+        const idle = socketsOf(d.child.pid!);
+        const data = head + tails(count);
+        assert.ok(Buffer.byteLength(data) <= 32 * 1024);
+        const socket = net.connect(d.port, '127.0.0.1').on('error', () => undefined);
+        t.after(() => socket.destroy());
+        socket.pause();   // never reads: what the daemon writes waits in the kernel, then in the daemon
+        socket.write(data);
+        const other = await d.get('/api/logs/latest?lines=3', { timeoutMs: 5_000 });
+        assert.deepEqual([other.status, other.json.lines.length], [200, 3]);
+        // the daemon is done with the connection once it answered its first request (the other client's tail is
+        // counted too) and closed it
+        const [first, answers] = head === '' ? ['/api/logs/latest', 2] : ['/api/events', 1];
+        await waitFor(async () => Number(new RegExp(`^gameserver_api_http_requests_total\\{route="${first}",method="GET",code="200"\\} (\\d+)$`, 'm').exec((await d.get('/metrics')).text)?.[1] ?? 0) >= answers);
+        await waitFor(() => socketsOf(d.child.pid!) <= idle, { timeoutMs: 30_000, intervalMs: 100 });
+        const peak = peakBytes(d.child.pid!);
+        t.diagnostic(`VmHWM ${(peak / 2 ** 20).toFixed(1)} MiB`);
+        assert.ok(peak < 256 * 2 ** 20, `VmHWM ${(peak / 2 ** 20).toFixed(1)} MiB`);
+        assert.equal((await d.get('/api/status')).status, 200);
+      });
+    }
+
+    test('a malformed request pipelined behind one still being answered closes the connection: no answer overtakes another', async (t) => {
+      const host = await makeSandbox(defer);
+      fs.writeFileSync(path.join(host.controlDir, 'report-mode'), 'slow\n');   // GET / answers after 1 s
+      const d = await startDaemon(host, defer);
+      const raw = await rawRequest(d.port, 'GET / HTTP/1.1\r\nHost: x\r\n\r\nNOT HTTP AT ALL\r\n\r\n', { untilClose: true }).catch((err: Error) => err);
+      t.diagnostic(raw instanceof Error ? raw.message : `status ${raw.status}`);
+      assert.ok(raw instanceof Error || raw.status === 200, 'the 400 of the second request never comes before the answer to the first');
+      assert.equal((await d.get('/api/status')).status, 200);
+    });
+
+    test('20 requests pipelined in one write are answered in order, each whole', async () => {
+      const { d } = await bigLogDaemon();
+      const counts = Array.from({ length: 19 }, (_, i) => 2_000 - i * 100);
+      const replies = await sendPipelined(d.port, ['GET /api/status HTTP/1.1\r\nHost: x\r\n\r\n', ...counts.map((n) => `GET /api/logs/latest?lines=${n} HTTP/1.1\r\nHost: x\r\n\r\n`)]);
+      assert.deepEqual(replies[0].json, { ok: true, online: false });
+      assert.deepEqual(replies.slice(1).map((r) => [r.status, r.json.lines.length, r.json.lines.at(-1)]), counts.map((n) => [200, n, `${P}line 02999 ${'x'.repeat(170)}`]));
+    });
+
+    test('GET /api/events answers nothing pipelined behind it: the stream goes on, a GET /api/status after it is never answered', async (t) => {
+      const host = await makeSandbox(defer);
+      const d = await startDaemon(host, defer);
+      const socket = net.connect(d.port, '127.0.0.1').on('error', () => undefined);
+      t.after(() => socket.destroy());
+      let received = '';
+      socket.setEncoding('utf8').on('data', (text: string) => (received += text));
+      socket.write('GET /api/events HTTP/1.1\r\nHost: x\r\n\r\nGET /api/status HTTP/1.1\r\nHost: x\r\n\r\n');
+      await waitFor(() => received.includes('retry: 3000'));
+      await new Promise((resolve) => setTimeout(resolve, 600));   // the watcher has taken the starting state
+      fs.writeFileSync(serverFile(host, 'whitelist.json'), gson([{ uuid: offlineUuid('After_1'), name: 'After_1' }]));
+      await waitFor(() => received.includes('"whitelist.changed"'));
+      assert.equal(received.match(/HTTP\/1\.1 /g)?.length, 1);
+      assert.match(received, /^HTTP\/1\.1 200 OK\r\n/);
+      assert.doesNotMatch(received, /"online"/);
     });
   });
 
@@ -1126,6 +1315,20 @@ describe('the compiled daemon', { concurrency: GROUPS_AT_ONCE }, () => {
       assert.deepEqual(Object.keys(delivered[0]), ['type', 'time', 'added', 'removed']);
     });
 
+    test('EVENT_WEBHOOK_URL_FILE and EVENT_WEBHOOK_SECRET_FILE: events go to the URL in the one, signed with the secret in the other', async () => {
+      const hook = await receiver();
+      const host = await makeSandbox(defer);
+      fs.writeFileSync(path.join(host.root, 'hook-url'), `${hook.url}\n`, { mode: 0o600 });
+      fs.writeFileSync(path.join(host.root, 'hook-secret'), `${SECRET}\n`, { mode: 0o600 });
+      const d = await startDaemon(host, defer, { EVENT_WEBHOOK_URL_FILE: path.join(host.root, 'hook-url'), EVENT_WEBHOOK_SECRET_FILE: path.join(host.root, 'hook-secret') });
+      assert.match(d.stdout(), /EVENT_WEBHOOK_URL=http:\/\/127\.0\.0\.1:\d+\/…, EVENT_WEBHOOK_FORMAT=json, EVENT_WEBHOOK_SECRET=\(set\)/);
+      await new Promise((resolve) => setTimeout(resolve, 700));   // watching from the start: a webhook is set
+      setWhitelist(host, 'From_File');
+      await waitFor(() => hook.received.length >= 1);
+      assert.deepEqual(JSON.parse(hook.received[0].body).added, ['From_File']);
+      assert.ok(hook.received[0].signed);
+    });
+
     test('EVENT_WEBHOOK_FORMAT=discord posts {content} with one readable line, markdown escaped', async () => {
       const hook = await receiver();
       const host = await makeSandbox(defer);
@@ -1138,7 +1341,7 @@ describe('the compiled daemon', { concurrency: GROUPS_AT_ONCE }, () => {
     });
 
     for (const [label, env, pattern] of [
-      ['a URL that is not http(s)', { EVENT_WEBHOOK_URL: 'ftp://example.com/hook' }, /^EVENT_WEBHOOK_URL must be an http:\/\/ or https:\/\/ URL; got "ftp:\/\/example\.com\/hook"\.$/m],
+      ['a URL that is not http(s)', { EVENT_WEBHOOK_URL: 'ftp://example.com/hook' }, /^EVENT_WEBHOOK_URL must be an http:\/\/ or https:\/\/ URL; got "ftp:\/\/example\.com\/…"\.$/m],
       ['a format other than json or discord', { EVENT_WEBHOOK_URL: 'http://127.0.0.1:9/', EVENT_WEBHOOK_FORMAT: 'slack' }, /^EVENT_WEBHOOK_FORMAT must be json or discord; got "slack"\.$/m],
     ] as const) {
       test(`node dist/server.js with ${label} exits 78 naming the variable`, async () => {
@@ -1227,17 +1430,29 @@ describe('the compiled daemon', { concurrency: GROUPS_AT_ONCE }, () => {
       ['a key with a non-ASCII character', { API_KEY: 'abcdefghé-ijklmnopqrs' }, /^API_KEY must hold .*not all of them printable ASCII\.$/m],
       ['a key file holding a tab', { API_KEY: null, API_KEY_FILE: 'tab-key-file' }, /^API_KEY_FILE must hold .*not all of them printable ASCII\.$/m],
       ['CONSOLE_SHELL_PANE=maybe', { CONSOLE_SHELL_PANE: 'maybe' }, /^CONSOLE_SHELL_PANE must be refuse or allow; got "maybe"\.$/m],
+      ['SERVER_DIR naming no folder', { SERVER_DIR: '/no/such/server-folder' }, /^SERVER_DIR must be an existing directory; got "\/no\/such\/server-folder"\.$/m],
+      // every value is parsed as the daemon will use it: nothing fails later, at the first event or lookup
+      ['EVENT_WEBHOOK_URL with two ports', { EVENT_WEBHOOK_URL: 'http://a:b:c/' }, /^EVENT_WEBHOOK_URL must be an http:\/\/ or https:\/\/ URL; got "http:\/\/a:b:c\/…"\.$/m],
+      ['EVENT_WEBHOOK_URL with a port over 65535', { EVENT_WEBHOOK_URL: 'https://discord.example:70000/api/webhooks/1/t0k3n-secret' }, /^EVENT_WEBHOOK_URL must be an http:\/\/ or https:\/\/ URL; got "https:\/\/discord\.example:70000\/…"\.$/m],
+      ['EVENT_WEBHOOK_URL with % in its host', { EVENT_WEBHOOK_URL: 'http://ex%ample.com/hook' }, /^EVENT_WEBHOOK_URL must be an http:\/\/ or https:\/\/ URL; got "http:\/\/ex%ample\.com\/…"\.$/m],
+      ['EVENT_WEBHOOK_URL with an unclosed [', { EVENT_WEBHOOK_URL: 'http://[::1/hook' }, /^EVENT_WEBHOOK_URL must be an http:\/\/ or https:\/\/ URL; got /m],
+      ['PROFILE_LOOKUP_URL with an unclosed [', { PROFILE_LOOKUP_URL: 'http://[x/' }, /^PROFILE_LOOKUP_URL must be an http:\/\/ or https:\/\/ URL with a path, to which a name is appended; got "http:\/\/\[x\/"\.$/m],
+      ['both EVENT_WEBHOOK_URL and EVENT_WEBHOOK_URL_FILE set', { EVENT_WEBHOOK_URL: 'http://127.0.0.1:9/', EVENT_WEBHOOK_URL_FILE: 'key-file' }, /^EVENT_WEBHOOK_URL and EVENT_WEBHOOK_URL_FILE are both set; set only one of them\.$/m],
+      ['both EVENT_WEBHOOK_SECRET and EVENT_WEBHOOK_SECRET_FILE set', { EVENT_WEBHOOK_SECRET: 's3cret-value', EVENT_WEBHOOK_SECRET_FILE: 'key-file' }, /^EVENT_WEBHOOK_SECRET and EVENT_WEBHOOK_SECRET_FILE are both set; set only one of them\.$/m],
+      ['EVENT_WEBHOOK_SECRET_FILE naming a missing file', { EVENT_WEBHOOK_SECRET_FILE: 'no-such-secret-file' }, /^EVENT_WEBHOOK_SECRET_FILE must name a readable regular file; got ".*no-such-secret-file" \(no-such-secret-file not found\)\.$/m],
+      ['EVENT_WEBHOOK_URL_FILE holding no URL', { EVENT_WEBHOOK_URL_FILE: 'key-file' }, /^EVENT_WEBHOOK_URL_FILE must be an http:\/\/ or https:\/\/ URL; got "[^"]{0,9}…"\.$/m],
     ] as const) {
       test(`node dist/server.js with ${label} exits 78 with a message naming the variable, never the key`, async () => {
         fs.writeFileSync(path.join(host.root, 'key-file'), `${KEY}\n`);
         fs.writeFileSync(path.join(host.root, 'tab-key-file'), 'abcdefgh\tijklmnopqrs\n');
         const extra: Record<string, string> = {};
-        for (const [name, value] of Object.entries(env)) if (value !== null) extra[name] = name === 'API_KEY_FILE' ? path.join(host.root, value) : value;
+        for (const [name, value] of Object.entries(env)) if (value !== null) extra[name] = name.endsWith('_FILE') ? path.join(host.root, value) : value;
         const base = host.daemonEnv({ PORT: String(await freePort()), HOST: '127.0.0.1', ...extra });
         const run = await runToExit(base);
         assert.equal(run.code, 78, run.stderr);
         assert.match(run.stderr, pattern);
-        for (const value of Object.values(extra)) if (!value.startsWith(host.root) && value.length >= 15) assert.ok(!run.stderr.includes(value) && !run.stdout.includes(value), 'the key is never printed');
+        for (const value of Object.values(extra)) if (!value.startsWith(host.root) && !value.startsWith('/no/') && value.length >= 15) assert.ok(!run.stderr.includes(value) && !run.stdout.includes(value), 'no secret is printed');
+        assert.ok(!run.stderr.includes(KEY) && !run.stderr.includes('t0k3n'), 'no secret is printed');
         assert.ok(!run.stdout.includes('listening on'));
       });
     }
@@ -1259,7 +1474,13 @@ describe('the compiled daemon', { concurrency: GROUPS_AT_ONCE }, () => {
       const run = await runToExit(host.daemonEnv({ PORT: 'abc' }), ['--help']);
       assert.deepEqual({ code: run.code, stderr: run.stderr }, { code: 0, stderr: '' });
       assert.match(run.stdout, /^Usage: node server\.js /);
-      for (const word of ['--generate-key', '--help', '--version', 'API_KEY', 'PORT', 'SERVER_DIR']) assert.ok(run.stdout.includes(word), `usage names ${word}`);
+      for (const word of ['--generate-key', '--help', '--version']) assert.ok(run.stdout.includes(word), `usage names ${word}`);
+      // every variable of the README's configuration table, and no other
+      const readme = fs.readFileSync(path.join(__dirname, '..', 'README.md'), 'utf8');
+      const table = readme.slice(readme.indexOf('## Configuration'), readme.indexOf('\n## ', readme.indexOf('## Configuration') + 1));
+      const documented = [...table.matchAll(/^\| `([A-Z_]+)` \|/gm)].map((m) => m[1]).sort();
+      assert.deepEqual([...run.stdout.matchAll(/^ {2}([A-Z][A-Z_]+) /gm)].map((m) => m[1]).sort(), documented);
+      assert.ok(documented.includes('EVENT_WEBHOOK_SECRET_FILE'));
     });
 
     test('node dist/server.js with an unknown argument exits 2 naming it, and does not listen', async () => {
@@ -2265,24 +2486,31 @@ describe('the compiled daemon', { concurrency: GROUPS_AT_ONCE }, () => {
       });
     }
 
-    test('POST /api/server/start: neither serv nor the game it starts gets API_KEY, API_KEY_FILE or EVENT_WEBHOOK_SECRET', async () => {
-      const own = await makeSandbox(defer);
-      const keyFile = path.join(own.root, 'api-key');
-      fs.writeFileSync(keyFile, `${KEY}\n`);
-      const receiver = http.createServer((_req, res) => res.end()).listen(0, '127.0.0.1');
-      defer(() => new Promise((resolve) => receiver.close(resolve)));
-      await new Promise((resolve) => receiver.once('listening', resolve));
-      const daemon = await startDaemon(own, defer, {
-        API_KEY: null, API_KEY_FILE: keyFile, EVENT_WEBHOOK_SECRET: 'webhook-secret-1234',
-        EVENT_WEBHOOK_URL: `http://127.0.0.1:${(receiver.address() as net.AddressInfo).port}/`,
+    const SECRET_VARIABLES = ['API_KEY', 'API_KEY_FILE', 'EVENT_WEBHOOK_URL', 'EVENT_WEBHOOK_URL_FILE', 'EVENT_WEBHOOK_SECRET', 'EVENT_WEBHOOK_SECRET_FILE'];
+    for (const fromFiles of [false, true]) {
+      test(`POST /api/server/start: neither serv nor the game it starts (nor its plugins) gets the key, the webhook URL or its secret${fromFiles ? ', read from _FILE settings' : ''}`, async () => {
+        const own = await makeSandbox(defer);
+        const secretFile = (name: string, value: string) => {
+          const file = path.join(own.root, name);
+          fs.writeFileSync(file, `${value}\n`);
+          return file;
+        };
+        const receiver = http.createServer((_req, res) => res.end()).listen(0, '127.0.0.1');
+        defer(() => new Promise((resolve) => receiver.close(resolve)));
+        await new Promise((resolve) => receiver.once('listening', resolve));
+        const hookUrl = `http://127.0.0.1:${(receiver.address() as net.AddressInfo).port}/hook/t0k3n`;
+        const daemon = await startDaemon(own, defer, fromFiles
+          ? { API_KEY: null, API_KEY_FILE: secretFile('api-key', KEY), EVENT_WEBHOOK_URL_FILE: secretFile('hook-url', hookUrl), EVENT_WEBHOOK_SECRET_FILE: secretFile('hook-secret', 'webhook-secret-1234') }
+          : { EVENT_WEBHOOK_URL: hookUrl, EVENT_WEBHOOK_SECRET: 'webhook-secret-1234' });
+        assert.equal((await daemon.post('/api/server/start', undefined, { key: KEY })).status, 200);
+        const call = await waitFor(() => servCalls(own)[0]);
+        assert.deepEqual((call as unknown as { secretsInEnv: string[] }).secretsInEnv, []);
+        const [gamePid] = await waitFor(() => { const pids = findGamePids(own.serverDir); return pids.length === 1 && pids; });
+        const environ = fs.readFileSync(`/proc/${gamePid}/environ`, 'utf8');
+        assert.deepEqual(environ.split('\0').map((v) => v.split('=')[0]).filter((name) => SECRET_VARIABLES.includes(name)), []);
+        assert.ok(!environ.includes('t0k3n') && !environ.includes(KEY) && !environ.includes('webhook-secret-1234'));
       });
-      assert.equal((await daemon.post('/api/server/start', undefined, { key: KEY })).status, 200);
-      const call = await waitFor(() => servCalls(own)[0]);
-      assert.deepEqual((call as unknown as { secretsInEnv: string[] }).secretsInEnv, []);
-      const [gamePid] = await waitFor(() => { const pids = findGamePids(own.serverDir); return pids.length === 1 && pids; });
-      const environ = fs.readFileSync(`/proc/${gamePid}/environ`, 'utf8').split('\0').map((v) => v.split('=')[0]);
-      assert.deepEqual(environ.filter((name) => ['API_KEY', 'API_KEY_FILE', 'EVENT_WEBHOOK_SECRET'].includes(name)), []);
-    });
+    }
 
     test('POST /api/backup answers 409 while the backup it launched runs, and 200 once it ended', async () => {
       const { own, daemon } = await holdingHost();
@@ -2697,6 +2925,17 @@ describe('the compiled daemon', { concurrency: GROUPS_AT_ONCE }, () => {
       assert.deepEqual(res.json, { ok: false, error: `${MSG.consolePrefix}tmux is not installed.` });
       assert.equal((await withoutTmux.get('/api/status')).json.online, true);
       await assertNothingSentSince(await startDaemon(host, defer), host, mark);
+    });
+
+    test('POST /api/command answers 503 and types nothing when the game runs only in a session whose name begins with TMUX_SESSION (gameserver-decoy)', async () => {
+      const own = await makeSandbox(defer);
+      const d = await startDaemon(own, defer);
+      await own.tmux('-f', '/dev/null', 'new-session', '-d', '-s', 'gameserver-decoy', '-c', own.serverDir, '--',
+        path.join(own.binDir, 'java'), `-Dgameserver.console=${own.consoleRecord}`, '-jar', 'server.jar', 'nogui');
+      await waitFor(() => findGamePids(own.serverDir).length === 1 && fs.readFileSync(serverFile(own, 'logs/latest.log'), 'utf8').includes('Done ('));
+      const res = await d.post('/api/command', { command: 'say to the decoy' }, { key: KEY });
+      assert.deepEqual([res.status, res.json], [503, { ok: false, error: `${MSG.consolePrefix}the tmux session "gameserver" was not found.` }]);
+      assert.equal(consoleBytes(own).length, 0);
     });
 
     test('POST /api/command answers 503 when tmux runs but the game\'s session was killed, and sends nothing', async () => {
@@ -3636,17 +3875,17 @@ describe('the compiled daemon', { concurrency: GROUPS_AT_ONCE }, () => {
       const pending = withOutput('tellraw @a "quiet"');
       // lines logged in the window, 1,000 bytes each: 65 fit in 64 KiB, the 66th does not
       await waitFor(() => consoleBytes(host).subarray(start).includes('tellraw @a "quiet"'));
-      fs.appendFileSync(latest, Array.from({ length: 80 }, (_, i) => `[12:00:00] [Async Chat Thread - #1/INFO]: <Alex> ${String(i).padStart(2, '0')} ${'z'.repeat(990)}\n`).join(''));
+      fs.appendFileSync(latest, Array.from({ length: 80 }, (_, i) => `${P}Reply ${String(i).padStart(2, '0')} ${'z'.repeat(990)}\n`).join(''));
       const res = await pending;
       assert.equal(res.json.output.length, 65);
       assert.ok(res.json.output.reduce((sum: number, line: string) => sum + Buffer.byteLength(line), 0) <= 64 * 1024);
     });
 
-    test('POST /api/command answers, among the reply, a chat line logged in the same moment, prefix and colour codes removed', async () => {
+    test('POST /api/command answers the reply without a chat line logged in the same moment', async () => {
       // the game logs the chat line right after its reply
       fs.writeFileSync(path.join(host.controlDir, 'chat-after-reply'), '<§eAlex§r> hello there');
       const res = await withOutput('say window');
-      assert.deepEqual(res.json.output, ['[Server] window', '<Alex> hello there']);
+      assert.deepEqual(res.json.output, ['[Server] window']);
       assert.match(fs.readFileSync(serverFile(host, 'logs/latest.log'), 'utf8'), /\[Server\] window\n\[\d\d:\d\d:\d\d\] \[Async Chat Thread - #2\/INFO\]: <§eAlex§r> hello there\n$/);
     });
 
@@ -3674,18 +3913,67 @@ describe('the compiled daemon', { concurrency: GROUPS_AT_ONCE }, () => {
       }
     });
 
-    test('POST /api/command without output is never held up by an open output window', async () => {
-      const slow = withOutput('tellraw @a "slow"');   // its window stays open 3 s
+    /** Holds the game's console (a lagging server): lines typed meanwhile are recorded and run once it is released. */
+    const holdConsole = () => {
+      const hold = path.join(host.controlDir, 'console-hold');
+      fs.writeFileSync(hold, '');
+      defer(() => fs.rmSync(hold, { force: true }));
+      return () => fs.rmSync(hold, { force: true });
+    };
+
+    test('POST /api/command answers only the reply: no login (with its address), join, leave, chat, /me or player /say line logged in its window, before or after the reply', async () => {
+      const start = consoleBytes(host).length;
+      const release = holdConsole();
+      const pending = withOutput('list');
+      await waitFor(() => consoleBytes(host).subarray(start).includes('list\n'));
+      const players = [
+        `${P}Mallory[/198.51.100.7:53120] logged in with entity id 9 at (0.5, 64.0, 0.5)`, `${P}Mallory joined the game`,
+        `${P}<Mallory> @everyone free nitro https://example.com`, `${P}[Not Secure] <Mallory> @everyone free nitro`,
+        '[12:00:00] [Async Chat Thread - #1/INFO]: <Mallory> @everyone free nitro', `${P}* Mallory waves`, `${P}[Mallory] @here`,
+      ];
+      fs.appendFileSync(serverFile(host, 'logs/latest.log'), players.map((line) => `${line}\n`).join(''));
+      fs.writeFileSync(path.join(host.controlDir, 'lines-after-reply'), JSON.stringify([
+        ['Server thread', '<Mallory> @everyone again'], ['Async Chat Thread - #1', '<Mallory> and again'], ['Server thread', 'Mallory lost connection: Disconnected'],
+        ['Server thread', 'Mallory left the game'],
+      ]));
+      release();
+      const res = await pending;
+      assert.deepEqual([res.status, res.json.output], [200, ['There are 0 of a max of 20 players online: ']]);
+    });
+
+    test('POST /api/command masks addresses in the reply: it is meant for a chat channel', async () => {
+      const res = await withOutput('banlist ips');
+      assert.deepEqual(res.json.output, ['There are 1 ban(s):', '<ip> was banned by Server: Griefing']);
+    });
+
+    test('POST /api/command closes its window 2 s after the first line, however many still arrive', async (t) => {
+      const pending = withOutput('say first');
+      let answered = false;
+      void pending.then(() => (answered = true));
+      await waitFor(() => fs.readFileSync(serverFile(host, 'logs/latest.log'), 'utf8').includes('[Server] first\n'));
+      // a line every 250 ms, never 300 ms of quiet: the old rule alone would keep the window open to its 100 lines
+      let n = 0;
+      const timer = setInterval(() => { if (!answered) fs.appendFileSync(serverFile(host, 'logs/latest.log'), `${P}Saving chunks ${++n}\n`); }, 250);
+      t.after(() => clearInterval(timer));
+      const res = await pending;
+      clearInterval(timer);
+      assert.equal(res.json.output[0], '[Server] first');
+      assert.ok(res.json.output.length <= 16, `${res.json.output.length} lines`);
+      assert.deepEqual(res.json.output.slice(1), Array.from({ length: res.json.output.length - 1 }, (_, i) => `Saving chunks ${i + 1}`));
+    });
+
+    test('POST /api/command without output waits for an open output window to close, and its reply is not in that output', async () => {
+      const start = consoleBytes(host).length;
+      const slow = withOutput('tellraw @a "slow"');   // no reply: its window stays open 3 s
       const order: string[] = [];
       void slow.then(() => order.push('output'));
-      const start = consoleBytes(host).length;
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      await waitFor(() => consoleBytes(host).subarray(start).includes('tellraw @a "slow"\n'));
       const plain = await d.post('/api/command', { command: 'say meanwhile' }, { key: KEY });
       order.push('plain');
       assert.equal(plain.status, 200);
+      assert.deepEqual(order, ['output', 'plain']);
+      assert.deepEqual((await slow).json.output, []);
       assert.equal(await consoleSince(host, start, 'tellraw @a "slow"\nsay meanwhile\n'), 'tellraw @a "slow"\nsay meanwhile\n');
-      await slow;
-      assert.deepEqual(order, ['plain', 'output']);
     });
   });
 
@@ -3749,6 +4037,62 @@ describe('the compiled daemon', { concurrency: GROUPS_AT_ONCE }, () => {
       }
     });
 
+    /** Holds the game's console (a lagging server): lines typed meanwhile are recorded and run, in order, once released. */
+    const holdConsole = () => {
+      const hold = path.join(host.controlDir, 'console-hold');
+      fs.writeFileSync(hold, '');
+      defer(() => fs.rmSync(hold, { force: true }));
+      return () => fs.rmSync(hold, { force: true });
+    };
+    /** Types `plain` through POST /api/command, then starts the edit; both wait in the held console. */
+    const editBehind = async (plain: string, route: string, player: string) => {
+      const start = consoleBytes(host).length;
+      const release = holdConsole();
+      assert.equal((await d.post('/api/command', { command: plain }, { key: KEY })).status, 200);
+      const edit = d.post(route, { player }, { key: KEY });
+      const action = route.endsWith('add') ? 'add' : 'remove';
+      await waitFor(() => consoleBytes(host).subarray(start).includes(`whitelist ${action} ${player}\n`));
+      return { release, edit };
+    };
+
+    test('POST /api/whitelist/add answers 404 for an unknown name whose edit follows a plain whitelist add of a listed player: the other command\'s "already whitelisted" is not its verdict', async () => {
+      const before = fs.readFileSync(whitelist());
+      const { release, edit } = await editBehind('whitelist add Alex', '/api/whitelist/add', 'Nobody456');
+      release();
+      const res = await edit;
+      assert.deepEqual([res.status, res.json], [404, { ok: false, error: 'Nobody456 is not a Minecraft account.' }]);
+      assert.deepEqual(fs.readFileSync(whitelist()), before);
+    });
+
+    test('POST /api/whitelist/add answers 200 for a name it added whose edit follows a plain whitelist add of an unknown name: the other command\'s refusal is not its verdict', async () => {
+      const before = fs.readFileSync(whitelist());
+      try {
+        const { release, edit } = await editBehind('whitelist add Nobody_7', '/api/whitelist/add', 'Kai_2');
+        release();
+        const res = await edit;
+        assert.deepEqual([res.status, res.json], [200, { ok: true, message: 'Kai_2 added to whitelist.' }]);
+        assert.ok(names().includes('Kai_2'));
+      } finally {
+        fs.writeFileSync(whitelist(), before);
+      }
+    });
+
+    test('POST /api/whitelist/add takes no verdict from a chat line, an Async Chat Thread line or a line without the log\'s prefix', async () => {
+      const before = fs.readFileSync(whitelist());
+      const start = consoleBytes(host).length;
+      const release = holdConsole();
+      const edit = d.post('/api/whitelist/add', { player: 'Nobody789' }, { key: KEY });
+      await waitFor(() => consoleBytes(host).subarray(start).includes('whitelist add Nobody789\n'));
+      fs.appendFileSync(whitelist().replace('whitelist.json', 'logs/latest.log'), [
+        '[12:00:00] [Async Chat Thread - #2/INFO]: Added Nobody789 to the whitelist', 'Added Nobody789 to the whitelist',
+        `${P}<Mallory> Added Nobody789 to the whitelist`, '[12:00:00] [Async Chat Thread - #2/INFO]: Player is already whitelisted',
+      ].map((line) => `${line}\n`).join(''));
+      release();
+      const res = await edit;
+      assert.deepEqual([res.status, res.json], [404, { ok: false, error: 'Nobody789 is not a Minecraft account.' }]);
+      assert.deepEqual(fs.readFileSync(whitelist()), before);
+    });
+
     test('POST /api/whitelist/add answers 202 when the game neither answers nor changes whitelist.json within 5 s', async (t) => {
       fs.writeFileSync(path.join(host.controlDir, 'game-ignores-whitelist'), '');
       t.after(() => fs.rmSync(path.join(host.controlDir, 'game-ignores-whitelist'), { force: true }));
@@ -3769,7 +4113,8 @@ describe('the compiled daemon', { concurrency: GROUPS_AT_ONCE }, () => {
    * lines join with LF; `id` without NUL sets the last event id; `retry` takes digits only; a blank line dispatches,
    * an empty data buffer dispatches nothing; an event without `event:` is a `message`.
    */
-  function openEventStream(port: number, { path: target = '/api/events', lastEventId }: { path?: string; lastEventId?: string } = {}) {
+  // headers: sent as they are (X-API-Key); auth: `user:password`, sent as Basic auth the way a URL's userinfo is
+  function openEventStream(port: number, { path: target = '/api/events', lastEventId, headers: extra = {}, auth }: { path?: string; lastEventId?: string; headers?: Record<string, string>; auth?: string } = {}) {
     const events: StreamEvent[] = [];
     let comments = 0;
     let retryMs: number | undefined;
@@ -3795,11 +4140,11 @@ describe('the compiled daemon', { concurrency: GROUPS_AT_ONCE }, () => {
       else if (field === 'id' && !value.includes('\0')) lastId = value;
       else if (field === 'retry' && /^\d+$/.test(value)) retryMs = Number(value);
     };
-    const headers: Record<string, string> = { Accept: 'text/event-stream' };
+    const headers: Record<string, string> = { Accept: 'text/event-stream', ...extra };
     if (lastEventId !== undefined) headers['Last-Event-ID'] = lastEventId;
     let response: http.IncomingMessage | undefined;
     const opened = new Promise<http.IncomingMessage>((resolve, reject) => {
-      const req = http.get({ host: '127.0.0.1', port, path: target, headers, agent: false }, (res) => {
+      const req = http.get({ host: '127.0.0.1', port, path: target, headers, auth, agent: false }, (res) => {
         response = res;
         res.setEncoding('utf8').on('data', (chunk: string) => {
           if (first && chunk.startsWith('\uFEFF')) chunk = chunk.slice(1);
@@ -3946,6 +4291,25 @@ describe('the compiled daemon', { concurrency: GROUPS_AT_ONCE }, () => {
       late.close();
     });
 
+    for (const [how, options] of [
+      ['as X-API-Key', { headers: { 'X-API-Key': `${KEY}x` } }],
+      ['as the password of Basic auth', { auth: `relay:${KEY}x` }],
+    ] as const) {
+      test(`GET /api/events answers 401 JSON to a wrong key sent ${how}, and carries the same events for the right one`, async () => {
+        const wrong = await d.request('GET', '/api/events', { ...('headers' in options ? { headers: options.headers } : { headers: { Authorization: `Basic ${Buffer.from(options.auth).toString('base64')}` } }), timeoutMs: 5_000 });
+        assert.deepEqual([wrong.status, wrong.json], [401, { ok: false, error: 'Unauthorized — the key sent (X-API-Key, or the password of Basic auth) is wrong.' }]);
+        assertCommonHeaders(wrong.headers);
+        const right = stream('headers' in options ? { headers: { 'X-API-Key': KEY } } : { auth: `relay:${KEY}` });
+        assert.equal((await right.opened).statusCode, 200);
+        await waitFor(() => right.retryMs() === 3000);
+        await new Promise((resolve) => setTimeout(resolve, 600));   // the watcher has taken the starting state
+        const name = 'headers' in options ? 'Keyed_Header' : 'Keyed_Basic';
+        fs.writeFileSync(serverFile(host, 'whitelist.json'), gson([{ uuid: offlineUuid(name), name }]));
+        await waitFor(() => typesOf(right).includes('whitelist.changed'));
+        right.close();
+      });
+    }
+
     test('HEAD /api/events answers the stream\'s headers and no body', async () => {
       const raw = await rawRequest(d.port, 'HEAD /api/events HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n', { untilClose: true });
       assert.equal(raw.status, 200);
@@ -4006,6 +4370,7 @@ describe('the compiled daemon', { concurrency: GROUPS_AT_ONCE }, () => {
       assert.equal(samples.get('minecraft_backups'), 4);
       assert.equal(samples.get('minecraft_backup_last_timestamp_seconds'), Date.parse('2026-11-20T03:00:04Z') / 1000);
       assert.equal(samples.get(`gameserver_api_build_info{version="${PKG.version}"}`), 1);
+      assert.equal(samples.get('gameserver_api_event_streams'), 0);
       for (const name of ['minecraft_process_start_time_seconds', 'minecraft_process_resident_memory_bytes', 'minecraft_process_cpu_seconds_total']) {
         assert.ok(!text.includes(name), `${name} is left out while the game is stopped`);
       }

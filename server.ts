@@ -56,6 +56,7 @@ const REQUEST_TIMEOUT_MS = 10_000; // a whole request: bodies are 16 KiB at most
 const KEEP_ALIVE_TIMEOUT_MS = 5_000;
 const SHUTDOWN_GRACE_MS = 5_000;
 const MAX_CONNECTIONS = 512;
+const PIPELINED_MAX = 32; // requests read behind the one being answered on a connection: more closes it
 const REPLY_BYTES_IN_FLIGHT_MAX = 32 * 1024 * 1024; // replies written but not yet taken by the kernel
 const SMALL_REPLY_BYTES = 16 * 1024; // a reply this small is always sent: errors, status, the busy answer itself
 const REPLY_DRAIN_TIMEOUT_MS = 10_000;
@@ -66,12 +67,15 @@ const OUTPUT_QUIET_MS = 300;
 const OUTPUT_MAX_LINES = 100;
 const OUTPUT_MAX_BYTES = 64 * 1024;
 const OUTPUT_WAITING_MAX = 8;
+const OUTPUT_WINDOW_MS = 2_000; // after the first line: a stream of lines cannot hold the console
 const LOG_POLL_MS = 25; // while a command's output or a whitelist verdict is awaited
 const LOG_READ_MAX_BYTES = 256 * 1024; // of new log text per look: output never needs more
 const WHITELIST_VERDICT_MS = 5_000;
+const WHITELIST_REFUSAL_GRACE_MS = 500; // for a reply naming the player after an unnamed refusal (another command's)
 // docs/api.md#get-apievents
 const EVENTS_KEPT = 1_000;
 const EVENT_STREAMS_MAX = 64;
+const EVENT_STREAMS_KEPT_FOR_KEY = 8;
 const EVENT_STREAM_RETRY_MS = 3_000;
 const EVENT_KEEPALIVE_MS = 15_000;
 const EVENT_STREAM_MAX_PENDING_BYTES = 1024 * 1024; // a stream whose reader is that far behind is closed
@@ -91,6 +95,7 @@ const METRICS_TYPE = 'text/plain; version=0.0.4; charset=utf-8'; // exactly: Pro
 
 const DISABLED_MESSAGE = 'Write endpoints are disabled: no API_KEY is configured.';
 const UNAUTHORIZED_MESSAGE = 'Unauthorized — X-API-Key required for write endpoints.';
+const WRONG_KEY_MESSAGE = 'Unauthorized — the key sent (X-API-Key, or the password of Basic auth) is wrong.';
 const NO_KEY_WARNING = '[WARN] No API_KEY set — write endpoints are disabled until one is configured.';
 const CONSOLE_UNAVAILABLE = 'The game console is not available: ';
 const BUSY_MESSAGE = 'The server is busy; try again shortly.';
@@ -109,44 +114,76 @@ export class ConfigError extends Error {}
 
 // ---- Configuration ----
 
+// Every variable the daemon reads, with what --help says of it: readConfig reads no other, and `secret` ones never
+// reach a child (serv, tmux, the report script, and so the game and its plugins) nor the start-up line.
+const SETTINGS = {
+  API_KEY: { secret: true, help: 'key for the write routes, 16+ printable ASCII characters; unset or empty: writes disabled' },
+  API_KEY_FILE: { secret: true, help: 'read API_KEY from this file instead (one trailing newline removed)' },
+  PORT: { secret: false, help: 'listening port, 1..65535 (default 6767)' },
+  HOST: { secret: false, help: 'bind address (default: all interfaces)' },
+  SERVER_DIR: { secret: false, help: 'the game server folder (default: the working directory)' },
+  BACKUP_DIR: { secret: false, help: 'folder of the .tar.gz backups (default: $SERVER_DIR/backups)' },
+  SNAPSHOT_LOG: { secret: false, help: 'file behind GET /api/logs/snapshot (default: /var/log/gameserver_snapshot.log)' },
+  SERV_BIN: { secret: false, help: 'the host\'s control tool (default: serv, from PATH)' },
+  REPORT_SCRIPT: { secret: false, help: 'the report script (default: servreport.sh, from PATH)' },
+  TMUX_SESSION: { secret: false, help: 'tmux session of the game console (default: gameserver)' },
+  TMUX_SOCKET: { secret: false, help: 'tmux socket path, passed as -S (default: tmux\'s own)' },
+  PROFILE_LOOKUP_URL: { secret: false, help: 'name-to-UUID lookup (default: https://api.mojang.com/users/profiles/minecraft/)' },
+  CONSOLE_SHELL_PANE: { secret: false, help: 'refuse (default) or allow a game typed into an interactive shell\'s pane' },
+  EVENT_WEBHOOK_URL: { secret: true, help: 'http(s) URL every event is POSTed to (a Discord webhook URL is a secret)' },
+  EVENT_WEBHOOK_URL_FILE: { secret: true, help: 'read EVENT_WEBHOOK_URL from this file instead' },
+  EVENT_WEBHOOK_SECRET: { secret: true, help: 'signs each webhook body (X-Signature-256)' },
+  EVENT_WEBHOOK_SECRET_FILE: { secret: true, help: 'read EVENT_WEBHOOK_SECRET from this file instead' },
+  EVENT_WEBHOOK_FORMAT: { secret: false, help: 'json (default) or discord' },
+} as const;
+type SettingName = keyof typeof SETTINGS;
+
 export interface Config {
   apiKey: string | undefined; // undefined: writes disabled (unset or empty)
   port: number;
   host: string | undefined;
-  serverDir: string;
+  serverDir: string; // resolved, and known to be a folder
   backupDir: string;
   snapshotLog: string;
   servBin: string;
   reportScript: string;
   tmuxSession: string;
   tmuxSocket: string | undefined;
-  profileLookupUrl: string;
+  profileLookupUrl: URL; // a name, percent-encoded, is appended to its path
   consoleShellPane: 'refuse' | 'allow';
-  webhookUrl: string | undefined;
+  webhookUrl: URL | undefined;
   webhookSecret: string | undefined;
   webhookFormat: 'json' | 'discord';
   childEnv: Readonly<Record<string, string>>; // the daemon's environment without its secrets, for every child
 }
 
-// docs/api.md#configuration: no child (serv, tmux, the report script, and so the game) inherits these
-const SECRET_VARIABLES = ['API_KEY', 'API_KEY_FILE', 'EVENT_WEBHOOK_SECRET'];
-
-/** Reads and checks every setting once; throws ConfigError naming the variable, the range and the value. */
+/**
+ * Reads and checks every setting once, into the form the daemon uses (URLs as URL, paths resolved): a value that
+ * would fail later fails here. Throws ConfigError naming the variable, the range and the value.
+ */
 export function readConfig(env: NodeJS.ProcessEnv, cwd: string): Readonly<Config> {
-  const text = (name: string): string | undefined => (env[name] === undefined || env[name] === '' ? undefined : env[name]);
+  const text = (name: SettingName): string | undefined => (env[name] === undefined || env[name] === '' ? undefined : env[name]);
   const rawPort = text('PORT') ?? '6767';
   if (!/^[0-9]{1,5}$/.test(rawPort) || Number(rawPort) < 1 || Number(rawPort) > 65_535) {
     throw new ConfigError(`PORT must be an integer from 1 to 65535; got ${JSON.stringify(rawPort)}.`);
   }
   const serverDir = path.resolve(cwd, text('SERVER_DIR') ?? '.');
+  let isFolder = false;
+  try {
+    isFolder = fs.statSync(fs.realpathSync(serverDir)).isDirectory();
+  } catch {
+    // missing or unreadable: said below
+  }
+  if (!isFolder) throw new ConfigError(`SERVER_DIR must be an existing directory; got ${JSON.stringify(serverDir)}.`);
   const session = text('TMUX_SESSION') ?? 'gameserver';
   // tmux reads `.` and `:` in a target as window and pane separators, so such a session cannot be named exactly
   if (!/^[A-Za-z0-9_+@%=,-]{1,64}$/.test(session)) {
     throw new ConfigError(`TMUX_SESSION must be 1 to 64 characters from A-Z, a-z, 0-9 and _+@%=,-; got ${JSON.stringify(session)}.`);
   }
   const lookup = text('PROFILE_LOOKUP_URL') ?? 'https://api.mojang.com/users/profiles/minecraft/';
-  if (!/^https?:\/\/[^\s/]+\/\S*$/.test(lookup)) {
-    throw new ConfigError(`PROFILE_LOOKUP_URL must be an http:// or https:// URL with a path; got ${JSON.stringify(lookup)}.`);
+  const profileLookupUrl = parseHttpUrl(lookup);
+  if (profileLookupUrl === undefined || !lookup.includes('/', lookup.indexOf('//') + 2) || /[?#]/.test(lookup)) {
+    throw new ConfigError(`PROFILE_LOOKUP_URL must be an http:// or https:// URL with a path, to which a name is appended; got ${JSON.stringify(lookup)}.`);
   }
   const host = text('HOST');
   if (host !== undefined && !/^[A-Za-z0-9.:%_-]{1,255}$/.test(host)) {
@@ -156,18 +193,31 @@ export function readConfig(env: NodeJS.ProcessEnv, cwd: string): Readonly<Config
   if (shellPane !== 'refuse' && shellPane !== 'allow') {
     throw new ConfigError(`CONSOLE_SHELL_PANE must be refuse or allow; got ${JSON.stringify(shellPane)}.`);
   }
-  const webhookUrl = text('EVENT_WEBHOOK_URL');
-  if (webhookUrl !== undefined && !/^https?:\/\/[^\s/?#]+(?:[/?#]\S*)?$/i.test(webhookUrl)) {
-    throw new ConfigError(`EVENT_WEBHOOK_URL must be an http:// or https:// URL; got ${JSON.stringify(webhookUrl)}.`);
+  const fromFile = (name: SettingName, file: SettingName): { value: string | undefined; from: SettingName } => {
+    const inline = text(name);
+    const fileName = text(file);
+    if (fileName === undefined) return { value: inline, from: name };
+    if (inline !== undefined) throw new ConfigError(`${name} and ${file} are both set; set only one of them.`);
+    return { value: readSecretFile(file, path.resolve(cwd, fileName)), from: file };
+  };
+  const webhook = fromFile('EVENT_WEBHOOK_URL', 'EVENT_WEBHOOK_URL_FILE');
+  const webhookUrl = webhook.value === undefined ? undefined : parseHttpUrl(webhook.value);
+  if (webhook.value !== undefined && webhookUrl === undefined) {
+    throw new ConfigError(`${webhook.from} must be an http:// or https:// URL; got ${JSON.stringify(withoutSecrets(webhook.value))}.`);
   }
+  const webhookSecret = fromFile('EVENT_WEBHOOK_SECRET', 'EVENT_WEBHOOK_SECRET_FILE');
+  if (webhookSecret.value === '' ) throw new ConfigError('EVENT_WEBHOOK_SECRET_FILE must hold a secret; the file is empty.');
   const webhookFormat = text('EVENT_WEBHOOK_FORMAT') ?? 'json';
   if (webhookFormat !== 'json' && webhookFormat !== 'discord') {
     throw new ConfigError(`EVENT_WEBHOOK_FORMAT must be json or discord; got ${JSON.stringify(webhookFormat)}.`);
   }
+  const key = fromFile('API_KEY', 'API_KEY_FILE');
   const childEnv: Record<string, string> = {};
-  for (const [name, value] of Object.entries(env)) if (value !== undefined && !SECRET_VARIABLES.includes(name)) childEnv[name] = value;
+  for (const [name, value] of Object.entries(env)) {
+    if (value !== undefined && !(name in SETTINGS && SETTINGS[name as SettingName].secret)) childEnv[name] = value;
+  }
   return Object.freeze({
-    apiKey: readApiKey(text('API_KEY'), text('API_KEY_FILE') === undefined ? undefined : path.resolve(cwd, text('API_KEY_FILE')!)),
+    apiKey: checkApiKey(key.value, key.from),
     port: Number(rawPort),
     host,
     serverDir,
@@ -177,33 +227,50 @@ export function readConfig(env: NodeJS.ProcessEnv, cwd: string): Readonly<Config
     reportScript: text('REPORT_SCRIPT') ?? 'servreport.sh',
     tmuxSession: session,
     tmuxSocket: text('TMUX_SOCKET') === undefined ? undefined : path.resolve(cwd, text('TMUX_SOCKET')!),
-    profileLookupUrl: lookup,
+    profileLookupUrl,
     consoleShellPane: shellPane,
     webhookUrl,
-    webhookSecret: text('EVENT_WEBHOOK_SECRET'),
+    webhookSecret: webhookSecret.value,
     webhookFormat,
     childEnv: Object.freeze(childEnv),
   });
 }
 
-/** The key from API_KEY or from the file API_KEY_FILE names (docs/api.md#key-from-a-file); never printed. */
-function readApiKey(inline: string | undefined, file: string | undefined): string | undefined {
-  if (inline !== undefined && file !== undefined) throw new ConfigError('API_KEY and API_KEY_FILE are both set; set only one of them.');
-  let key = inline;
-  let name = 'API_KEY';
-  if (file !== undefined) {
-    name = 'API_KEY_FILE';
-    try {
-      key = readSmallFileSync(file).toString('utf8').replace(/\r?\n$/, '');
-    } catch (err) {
-      throw new ConfigError(`API_KEY_FILE must name a readable regular file; got ${JSON.stringify(file)} (${describeError(err)}).`);
-    }
+/** A URL as it may be printed: its path and query (a Discord webhook's token) and user info cut off. */
+function withoutSecrets(url: string): string {
+  const authority = /^([^:/?#\s]{1,32}:\/\/)(?:[^@/?#]*@)?([^/?#]*)/.exec(url);
+  if (authority === null) return url.length > 16 ? `${url.slice(0, 8)}…` : url;
+  const shown = authority[1] + authority[2];
+  return shown.length < url.length ? `${shown}/…` : shown;
+}
+
+/** An http: or https: URL with a host, or undefined: `new URL` alone takes `http:/x` and throws on `http://a:b:c/`. */
+function parseHttpUrl(value: string): URL | undefined {
+  if (!/^https?:\/\/[^\s/?#]+(?:[/?#]\S*)?$/i.test(value)) return undefined;
+  try {
+    const url = new URL(value);
+    return url.hostname === '' ? undefined : url;
+  } catch {
+    return undefined;
   }
+}
+
+/** A secret from a file (docs/api.md#key-from-a-file): one trailing newline removed; never printed. */
+function readSecretFile(variable: SettingName, file: string): string {
+  try {
+    return readSmallFileSync(file).toString('utf8').replace(/\r?\n$/, '');
+  } catch (err) {
+    throw new ConfigError(`${variable} must name a readable regular file; got ${JSON.stringify(file)} (${describeError(err)}).`);
+  }
+}
+
+/** The key as a header can carry it, or undefined (writes disabled); never printed. */
+function checkApiKey(key: string | undefined, from: SettingName): string | undefined {
   if (key === undefined) return undefined;
   // a header carries visible ASCII: a key with a space, a control or a non-ASCII character could never be sent
   const sendable = /^[\x21-\x7e]*$/.test(key);
   if (!sendable || key.length < KEY_MIN_CHARS) {
-    throw new ConfigError(`${name} must hold a key of ${KEY_MIN_CHARS} or more printable ASCII characters without spaces; got ${key.length} characters${sendable ? '' : ', not all of them printable ASCII'}.`);
+    throw new ConfigError(`${from} must hold a key of ${KEY_MIN_CHARS} or more printable ASCII characters without spaces; got ${key.length} characters${sendable ? '' : ', not all of them printable ASCII'}.`);
   }
   return key;
 }
@@ -213,10 +280,10 @@ function describeConfig(c: Config): string {
   return [
     `SERVER_DIR=${c.serverDir}`, `BACKUP_DIR=${c.backupDir}`, `SNAPSHOT_LOG=${c.snapshotLog}`,
     `SERV_BIN=${c.servBin}`, `REPORT_SCRIPT=${c.reportScript}`, `TMUX_SESSION=${c.tmuxSession}`,
-    `TMUX_SOCKET=${c.tmuxSocket ?? '(tmux default)'}`, `PROFILE_LOOKUP_URL=${c.profileLookupUrl}`,
+    `TMUX_SOCKET=${c.tmuxSocket ?? '(tmux default)'}`, `PROFILE_LOOKUP_URL=${c.profileLookupUrl.href}`,
     `CONSOLE_SHELL_PANE=${c.consoleShellPane}`,
     // the URL may carry a token (Discord's does): only its origin is shown
-    `EVENT_WEBHOOK_URL=${c.webhookUrl === undefined ? '(none)' : `${new URL(c.webhookUrl).origin}/…`}`,
+    `EVENT_WEBHOOK_URL=${c.webhookUrl === undefined ? '(none)' : `${c.webhookUrl.origin}/…`}`,
     `EVENT_WEBHOOK_FORMAT=${c.webhookFormat}`, `EVENT_WEBHOOK_SECRET=${c.webhookSecret === undefined ? '(none)' : '(set)'}`,
     c.apiKey === undefined ? 'writes disabled' : 'writes enabled',
   ].join(', ');
@@ -254,6 +321,7 @@ interface Route {
   description: string;
   parameters?: readonly Parameter[];
   body?: Schema; // the JSON request body, when the route reads one
+  keyInBasicAuth?: boolean; // the key may also come as the password of HTTP Basic auth (an SSE client's URL)
   answers: Readonly<Record<number, Answer>>;
   handler: (host: Host, request: Request) => Reply | Promise<Reply>;
 }
@@ -406,14 +474,17 @@ const routes: readonly Route[] = [
   {
     method: 'GET', path: '/api/events', auth: false, summary: 'Live events (Server-Sent Events)',
     description: 'Unnamed events with an id and one data line of JSON {type, time, ...}: server.started, server.stopping, server.stopped, '
-      + 'player.joined, player.left, whitelist.changed, backup.finished, and stream.reset after an unknown Last-Event-ID. A comment after 15 s of quiet; at most 64 streams.',
+      + 'player.joined, player.left, whitelist.changed, backup.finished, and stream.reset after an unknown Last-Event-ID. A comment after 15 s of quiet. '
+      + 'Public; the key, as X-API-Key or as the password of HTTP Basic auth (http://relay:KEY@host:6767/api/events), opens one of the 8 of the 64 streams kept for it.',
+    keyInBasicAuth: true,
     parameters: [
       { name: 'Last-Event-ID', in: 'header', schema: { type: 'string' }, description: 'The last id received: the events after it are sent first.' },
       { name: 'lastEventId', in: 'query', schema: { type: 'string' }, description: 'The same, for clients that cannot send headers.' },
     ],
     answers: {
       200: success('The stream.', { type: 'string' }, 'retry: 3000\n\nid: 1a2b-1\ndata: {"type":"player.joined","time":"2026-11-25T12:00:00.000Z","player":"Alex"}\n\n', 'text/event-stream; charset=utf-8'),
-      503: failure('64 streams are open already, or the daemon is busy.', 'Too many event streams are open; try again later.'),
+      401: failure('A key was sent (X-API-Key or Basic auth) and it is wrong.', WRONG_KEY_MESSAGE),
+      503: failure('56 streams are open already (64 for the key holder), or the daemon is busy.', 'Too many event streams are open; try again later.'),
     },
     handler: (host, request) => host.events.open(request),
   },
@@ -617,6 +688,7 @@ interface Request {
   req: IncomingMessage;
   search: string; // the query string after `?`, or ''
   reveal: boolean; // the valid key was sent: public reads show secrets and addresses as stored
+  keySent: boolean; // a key was sent, valid or not
   allowBody(): void; // answers `Expect: 100-continue` once the checks before the body have passed
 }
 
@@ -826,8 +898,7 @@ export interface Daemon {
 }
 
 /** Builds a daemon from its configuration. Nothing is shared between two daemons of one process. */
-export function createDaemon(config: Readonly<Config>): Daemon {
-  const clock = readClock();
+export function createDaemon(config: Readonly<Config>, clock: Clock = readClock()): Daemon {
   const game = createGameFinder(config, clock);
   const presence = createPresence(config, clock);
   const gameConsole = createGameConsole(config, game, presence);
@@ -845,7 +916,7 @@ export function createDaemon(config: Readonly<Config>): Daemon {
     console: gameConsole,
     whitelist: createWhitelistEditor(config, game, gameConsole),
     events,
-    metrics: createMetrics(config, clock, game, presence),
+    metrics: createMetrics(config, clock, game, presence, events),
     replies,
   };
   const server = createHttpServer(host);
@@ -1902,10 +1973,15 @@ function runReportScript(config: Readonly<Config>, started: (child: ChildProcess
 // ---- Host access: the game console (tmux) and serv ----
 
 interface GameConsole {
-  /** Types a command into the game's console and presses Enter; throws the 409/503 that says why not. */
+  /** Types a command into the game's console and presses Enter, in its turn; throws the 409/503 that says why not. */
   send(command: string): Promise<void>;
-  /** The same, then the lines the game logged in reply (docs/api.md#command-output); one window at a time. */
+  /** The same, then the lines the game logged in reply (docs/api.md#command-output); 429 when 8 already wait. */
   sendForOutput(command: string): Promise<string[]>;
+  /**
+   * The same, then `watch` reads the log from where it ended when the command was typed: no other command is typed
+   * until it returns, so no other command's reply can fall into what it reads (a whitelist edit's verdict).
+   */
+  sendAndWatch<T>(command: string, watch: (log: LogReader, mark: LogMark) => Promise<T>): Promise<T>;
 }
 
 interface Pane {
@@ -1927,7 +2003,6 @@ const PANE_FORMAT = ['#{pane_id}', '#{pane_tty}', '#{pane_in_mode}', '#{pane_mod
  * read it: a shell in the pane would run it as a command line.
  */
 function createGameConsole(config: Readonly<Config>, game: GameFinder, presence: Presence): GameConsole {
-  let queue: Promise<unknown> = Promise.resolve();
   let stopSentTo = ''; // the game process this daemon typed `stop` into
 
   const tmux = (args: readonly string[]): Promise<string> => {
@@ -1948,7 +2023,8 @@ function createGameConsole(config: Readonly<Config>, game: GameFinder, presence:
     if (stopSentTo === gameIdentity(found) || presence.isKnownStopping(found)) throw unavailable('the game server is stopping.');
     let listing: string;
     try {
-      listing = await tmux(['list-panes', '-s', '-t', `=${config.tmuxSession}`, '-F', PANE_FORMAT]);
+      // `=name:` with its colon: tmux 3.3 resolves `=name` alone to another session whose name begins with it
+      listing = await tmux(['list-panes', '-s', '-t', `=${config.tmuxSession}:`, '-F', PANE_FORMAT]);
     } catch (err) {
       log(`console check failed: ${describeError(err)}`);
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw unavailable('tmux is not installed.');
@@ -1978,60 +2054,69 @@ function createGameConsole(config: Readonly<Config>, game: GameFinder, presence:
     if (command === 'stop' || command === '/stop') stopSentTo = gameIdentity(found);
   };
 
-  const send = (command: string): Promise<void> => {
-    const delivery = queue.then(() => deliver(command));
-    queue = delivery.catch(() => undefined);
-    return delivery;
-  };
-
-  // windows of output never overlap, or one command's reply would be read as another's; plain commands pass
+  // docs/api.md#command-output: one command at a time, each with its window: the next is typed once the window
+  // before it closed, so what a window reads holds no reply to a command typed during it
+  const turns = createSerialQueue();
   const latestLog = createLogReader(latestLogPath(config));
-  let windowOpen = false;
-  const waiting: Array<() => void> = [];
-  const sendForOutput = async (command: string): Promise<string[]> => {
-    if (windowOpen) {
-      if (waiting.length >= OUTPUT_WAITING_MAX) throw new HttpError(429, 'Too many commands waiting for output; try again.');
-      await new Promise<void>((resolve) => waiting.push(resolve));
-    }
-    windowOpen = true;
-    try {
+  let outputWaiting = 0;
+  const sendAndWatch = <T>(command: string, watch: (log: LogReader, mark: LogMark) => Promise<T>): Promise<T> => turns(async () => {
+    const mark = latestLog.mark();
+    await deliver(command);
+    return watch(latestLog, mark);
+  });
+  const sendForOutput = (command: string): Promise<string[]> => {
+    // the window open now does not count: at most 8 wait behind it
+    if (outputWaiting >= OUTPUT_WAITING_MAX) return Promise.reject(new HttpError(429, 'Too many commands waiting for output; try again.'));
+    outputWaiting++;
+    return turns(async () => {
+      outputWaiting--;
       const mark = latestLog.mark();
-      await send(command);
-      return await collectOutput(latestLog, mark);
-    } finally {
-      const next = waiting.shift();
-      if (next === undefined) windowOpen = false;
-      else next();
-    }
+      await deliver(command);
+      return collectOutput(latestLog, mark);
+    });
   };
-
-  return { send, sendForOutput };
+  return { send: (command) => turns(() => deliver(command)), sendForOutput, sendAndWatch };
 }
 
 /**
- * The game's reply to a command: what it logged after the command was sent, as message texts, until 300 ms pass
- * without a new line once one came, or 3 s when none comes; at most 100 lines and 64 KiB.
+ * The game's reply to a command (docs/api.md#command-output): the server thread's lines logged after the command was
+ * sent, nothing a player said or did, addresses masked, as message texts; until 300 ms pass without a new one once one
+ * came, 2 s after the first whatever still arrives, or 3 s when none comes; at most 100 lines and 64 KiB.
  */
 async function collectOutput(log: LogReader, mark: LogMark): Promise<string[]> {
   const output: string[] = [];
   let bytes = 0;
   const sentAtMs = performance.now();
+  let firstLineAtMs = 0;
   let lastLineAtMs = 0;
   for (;;) {
     const now = performance.now();
-    if (output.length === 0 ? now - sentAtMs >= OUTPUT_FIRST_LINE_MS : now - lastLineAtMs >= OUTPUT_QUIET_MS) return output;
+    if (output.length === 0 ? now - sentAtMs >= OUTPUT_FIRST_LINE_MS : now - lastLineAtMs >= OUTPUT_QUIET_MS || now - firstLineAtMs >= OUTPUT_WINDOW_MS) return output;
     await delay(LOG_POLL_MS);
-    for (const line of await log.linesSince(mark)) {
-      const text = logMessage(line);
+    for (const raw of await log.linesSince(mark)) {
+      const line = parseLogLine(raw);
+      if (line === null || !isConsoleReply(line)) continue;
+      const text = maskAddresses(line.message);
       bytes += Buffer.byteLength(text);
       if (output.length >= OUTPUT_MAX_LINES || bytes > OUTPUT_MAX_BYTES) return output;
       output.push(text);
       lastLineAtMs = performance.now();
+      if (output.length === 1) firstLineAtMs = lastLineAtMs;
     }
   }
 }
 
 const delay = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Runs the tasks given to it one after another, in order; a task that fails does not stop the ones after it. */
+function createSerialQueue(): <T>(task: () => Promise<T>) => Promise<T> {
+  let last: Promise<unknown> = Promise.resolve();
+  return (task) => {
+    const run = last.then(task);
+    last = run.catch(() => undefined);
+    return run;
+  };
+}
 
 interface LogMark {
   dev: number;
@@ -2078,13 +2163,6 @@ function createLogReader(file: string): LogReader {
       }
     },
   };
-}
-
-/** A log line's message: the `[time] [thread/LEVEL]: ` prefix and colour codes removed; a line without a prefix as it is. */
-export function logMessage(line: string): string {
-  const plain = line.includes('\x1b') || line.includes('§') ? line.replace(COLOUR_CODES, '') : line;
-  const prefix = plain.length <= PRESENCE_LINE_MAX_BYTES ? plain.match(LOG_PREFIX) : plain.slice(0, 512).match(LOG_PREFIX);
-  return prefix === null ? plain : plain.slice(prefix[0].length);
 }
 
 export function parsePaneList(listing: string): Pane[] {
@@ -2151,26 +2229,48 @@ interface WhitelistEditor {
  * read-modify-write cycles would lose one of the changes.
  */
 function createWhitelistEditor(config: Readonly<Config>, game: GameFinder, gameConsole: GameConsole): WhitelistEditor {
-  let queue: Promise<unknown> = Promise.resolve();
+  const edits = createSerialQueue();
   const file = whitelistPath(config);
-  const latestLog = createLogReader(latestLogPath(config));
+  const isNamed = (player: string) => (e: WhitelistEntry): boolean => typeof e.name === 'string' && e.name.toLowerCase() === player.toLowerCase();
 
-  /** docs/api.md#confirmed-whitelist-edits: the game's verdict, from whitelist.json or its reply in the log. */
-  const awaitVerdict = async (action: 'add' | 'remove', player: string, mark: LogMark): Promise<Reply> => {
+  /**
+   * docs/api.md#confirmed-whitelist-edits: the game's verdict, from whitelist.json or its reply in the log. A reply
+   * that names no player may be the late reply to a command typed just before this one, so it counts only when the
+   * file agrees; a refusal waits a moment for a reply that names the player or a rewrite of the file.
+   */
+  const awaitVerdict = async (log: LogReader, mark: LogMark, action: 'add' | 'remove', player: string): Promise<Reply> => {
+    const confirmed = (): Reply => done(action === 'add' ? `${player} added to whitelist.` : `${player} removed from whitelist.`);
+    const unchanged = (): Reply => done(action === 'add' ? `${player} is already on the whitelist.` : `${player} is not on the whitelist.`);
+    const refused = (): Reply => errorReply(404, `${player} is not a Minecraft account.`);
+    // the entry the game would match: by the UUID it would give the name, where that is known here, else by name
+    const uuid = localUuid(config, player);
+    const holds = (entries: WhitelistEntry[]): boolean => entries.some((e) => (uuid !== undefined && typeof e.uuid === 'string' ? e.uuid.toLowerCase() === uuid : isNamed(player)(e)));
+    let sawUnchanged = false;
+    let refusedAtMs: number | undefined;
     const deadline = performance.now() + WHITELIST_VERDICT_MS;
     while (performance.now() < deadline) {
       await delay(LOG_POLL_MS * 2);
-      for (const line of await latestLog.linesSince(mark)) {
-        const verdict = whitelistVerdict(logMessage(line), action, player);
-        if (verdict !== undefined) return verdict;
+      for (const raw of await log.linesSince(mark)) {
+        const line = parseLogLine(raw);
+        // only the game's own replies: a chat line or a line a plugin printed raw can read like one
+        if (line === null || line.thread !== 'Server thread') continue;
+        const said = readWhitelistReply(line.message, action, player);
+        if (said === 'confirmed') return confirmed();
+        if (said === 'unchanged, named') return unchanged();
+        if (said === 'refused, named') return refused();
+        if (said === 'unchanged') sawUnchanged = true;
+        if (said === 'refused') refusedAtMs ??= performance.now();
       }
-      let listed: boolean | undefined;
+      let entries: WhitelistEntry[] | undefined;
       try {
-        listed = readParsedFile(file, parseWhitelist).some((e) => typeof e.name === 'string' && e.name.toLowerCase() === player.toLowerCase());
+        entries = readParsedFile(file, parseWhitelist);
       } catch {
-        listed = undefined; // the game rewrites it in place: a half-written file tells nothing yet
+        entries = undefined; // the game rewrites it in place: a half-written file tells nothing yet
       }
-      if (listed === (action === 'add')) return done(action === 'add' ? `${player} added to whitelist.` : `${player} removed from whitelist.`);
+      if (entries === undefined) continue;
+      if (entries.some(isNamed(player)) === (action === 'add')) return confirmed();
+      if (sawUnchanged && holds(entries) === (action === 'add')) return unchanged();
+      if (refusedAtMs !== undefined && performance.now() - refusedAtMs >= WHITELIST_REFUSAL_GRACE_MS) return refused();
     }
     return done(`${player}: whitelist ${action} sent; the game server has not confirmed it yet.`, 202);
   };
@@ -2184,16 +2284,13 @@ function createWhitelistEditor(config: Readonly<Config>, game: GameFinder, gameC
       // a running server creates the file itself; a corrupt file is never overwritten
       if (!(err instanceof HttpError && err.status === 404 && running !== undefined)) throw err;
     }
-    const isPlayer = (e: WhitelistEntry): boolean => typeof e.name === 'string' && e.name.toLowerCase() === player.toLowerCase();
-    const listed = entries.some(isPlayer);
+    const listed = entries.some(isNamed(player));
     if (action === 'add' && listed) return done(`${player} is already on the whitelist.`);
     if (action === 'remove' && !listed) return done(`${player} is not on the whitelist.`);
     if (running !== undefined) {
-      const mark = latestLog.mark();
-      await gameConsole.send(`whitelist ${action} ${player}`);
-      return awaitVerdict(action, player, mark);
+      return gameConsole.sendAndWatch(`whitelist ${action} ${player}`, (log, mark) => awaitVerdict(log, mark, action, player));
     } else if (action === 'remove') {
-      writeWhitelist(file, entries.filter((e) => !isPlayer(e)));
+      writeWhitelist(file, entries.filter((e) => !isNamed(player)(e)));
     } else {
       const profile = await resolveProfile(config, player);
       writeWhitelist(file, [...entries, { uuid: profile.uuid, name: profile.name }]);
@@ -2201,30 +2298,23 @@ function createWhitelistEditor(config: Readonly<Config>, game: GameFinder, gameC
     return done(action === 'add' ? `${player} added to whitelist.` : `${player} removed from whitelist.`);
   };
 
-  return {
-    edit(action, player) {
-      const next = queue.then(() => edit(action, player));
-      queue = next.catch(() => undefined);
-      return next;
-    },
-  };
+  return { edit: (action, player) => edits(() => edit(action, player)) };
 }
 
+type WhitelistReply = 'confirmed' | 'unchanged, named' | 'refused, named' | 'unchanged' | 'refused';
+
 /**
- * What a reply line of the game says of our edit (docs/formats.md#console-replies): 1.13+ and 1.7-1.12 texts. The
- * replies without a name can only be ours, since edits go one at a time; any other line says nothing.
+ * What a reply line of the game says of an edit (docs/formats.md#console-replies): 1.13+ and 1.7-1.12 texts. Those
+ * that name the player are this edit's; those that do not may be another command's.
  */
-function whitelistVerdict(message: string, action: 'add' | 'remove', player: string): Reply | undefined {
+export function readWhitelistReply(message: string, action: 'add' | 'remove', player: string): WhitelistReply | undefined {
   const named = (text: string): boolean => message.toLowerCase() === text.toLowerCase();
-  if (message === 'That player does not exist' || (action === 'add' && named(`Could not add ${player} to the whitelist`))) {
-    return errorReply(404, `${player} is not a Minecraft account.`);
-  }
-  if (action === 'add' && named(`Added ${player} to the whitelist`)) return done(`${player} added to whitelist.`);
-  if (action === 'remove' && named(`Removed ${player} from the whitelist`)) return done(`${player} removed from whitelist.`);
-  if (action === 'add' && message === 'Player is already whitelisted') return done(`${player} is already on the whitelist.`);
-  if (action === 'remove' && (message === 'Player is not whitelisted' || named(`Could not remove ${player} from the whitelist`))) {
-    return done(`${player} is not on the whitelist.`);
-  }
+  if (action === 'add' && named(`Added ${player} to the whitelist`)) return 'confirmed';
+  if (action === 'remove' && named(`Removed ${player} from the whitelist`)) return 'confirmed';
+  if (action === 'add' && named(`Could not add ${player} to the whitelist`)) return 'refused, named';
+  if (action === 'remove' && named(`Could not remove ${player} from the whitelist`)) return 'unchanged, named';
+  if (message === 'That player does not exist') return 'refused';
+  if (message === (action === 'add' ? 'Player is already whitelisted' : 'Player is not whitelisted')) return 'unchanged';
   return undefined;
 }
 
@@ -2245,8 +2335,7 @@ interface Profile {
 
 const DASHED_UUID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
 
-/** The UUID and name case to write for a player, from the same sources the server would use. */
-async function resolveProfile(config: Readonly<Config>, player: string): Promise<Profile> {
+function isOnlineMode(config: Readonly<Config>): boolean {
   let properties: Record<string, string> = {};
   try {
     properties = readServerProperties(config);
@@ -2255,10 +2344,22 @@ async function resolveProfile(config: Readonly<Config>, player: string): Promise
   }
   // Minecraft reads the flag with Boolean.valueOf: any value but `true` (in any case, no blanks) is false
   const onlineMode = properties['online-mode'];
-  if (onlineMode !== undefined && onlineMode.toLowerCase() !== 'true') return { name: player, uuid: offlineUuid(player) };
+  return onlineMode === undefined || onlineMode.toLowerCase() === 'true';
+}
+
+/** The UUID and name case to write for a player, from the same sources the server would use. */
+async function resolveProfile(config: Readonly<Config>, player: string): Promise<Profile> {
+  if (!isOnlineMode(config)) return { name: player, uuid: offlineUuid(player) };
   const cached = findInUserCache(config, player);
   if (cached !== undefined) return cached;
   return lookupProfile(config, player);
+}
+
+/** The UUID the game would give a name without asking the network (usercache.json, or the offline rule), if any. */
+function localUuid(config: Readonly<Config>, player: string): string | undefined {
+  const cached = findInUserCache(config, player);
+  if (cached !== undefined) return cached.uuid;
+  return isOnlineMode(config) ? undefined : offlineUuid(player);
 }
 
 function findInUserCache(config: Readonly<Config>, player: string): Profile | undefined {
@@ -2276,7 +2377,7 @@ function findInUserCache(config: Readonly<Config>, player: string): Profile | un
 
 /** Asks PROFILE_LOOKUP_URL (Mojang's API by default) for a name; 502 when unknown or unreachable. */
 function lookupProfile(config: Readonly<Config>, player: string): Promise<Profile> {
-  const url = new URL(config.profileLookupUrl + encodeURIComponent(player));
+  const url = new URL(config.profileLookupUrl.href + encodeURIComponent(player));
   const failed = (why: string): HttpError => {
     log(`profile lookup for ${player} failed: ${why}`);
     return new HttpError(502, 'The profile lookup failed; nothing was changed.');
@@ -2325,6 +2426,8 @@ function lookupProfile(config: Readonly<Config>, player: string): Promise<Profil
 interface Events {
   /** GET /api/events: a Server-Sent Events stream (docs/api.md#get-apievents). */
   open(request: Request): Reply;
+  /** How many streams are open. */
+  streamsOpen(): number;
   /** Ends every stream, stops watching, and drops webhook deliveries still waiting. */
   close(): void;
 }
@@ -2360,6 +2463,7 @@ function createEvents(config: Readonly<Config>, game: GameFinder, presence: Pres
   let linger: NodeJS.Timeout | undefined;
   let checking = false;
   let checkAgain = false;
+  const fault = createFaultLog('watching for events');
 
   const publish = (type: string, fields: Record<string, unknown> = {}): void => {
     const event = { type, time: new Date().toISOString(), ...fields };
@@ -2491,10 +2595,11 @@ function createEvents(config: Readonly<Config>, game: GameFinder, presence: Pres
         if (current === undefined) break;
         await look(current.baseline, quiet);
       } while (checkAgain);
+      fault(undefined);
     } catch (err) {
       // a file that cannot be read now (a roll, a half-written rewrite) is looked at again on the next pulse
       if (!(err instanceof HttpError) && (err as NodeJS.ErrnoException).code === undefined) throw err;
-      log(`watching for events: ${describeError(err)}`);
+      fault(describeError(err));
     } finally {
       checking = false;
     }
@@ -2552,7 +2657,11 @@ function createEvents(config: Readonly<Config>, game: GameFinder, presence: Pres
 
   return {
     open(request) {
-      if (streams.size >= EVENT_STREAMS_MAX) throw new HttpError(503, 'Too many event streams are open; try again later.');
+      if (request.keySent && !request.reveal) throw new HttpError(401, WRONG_KEY_MESSAGE);
+      // docs/api.md#get-apievents: the last 8 slots are the key holder's, so that anonymous streams never keep the relay out
+      if (streams.size >= (request.reveal ? EVENT_STREAMS_MAX : EVENT_STREAMS_MAX - EVENT_STREAMS_KEPT_FOR_KEY)) {
+        throw new HttpError(503, 'Too many event streams are open; try again later.');
+      }
       // EventSource sends the header on a reconnect; clients that cannot send headers use the query
       const header = request.req.headers['last-event-id'];
       const lastId = typeof header === 'string' ? header : new URLSearchParams(request.search).get('lastEventId') ?? undefined;
@@ -2579,6 +2688,7 @@ function createEvents(config: Readonly<Config>, game: GameFinder, presence: Pres
         },
       };
     },
+    streamsOpen: () => streams.size,
     close() {
       clearTimeout(linger);
       stopWatching();
@@ -2634,11 +2744,13 @@ interface Webhook {
  * waiting one is dropped. With EVENT_WEBHOOK_SECRET each body is signed: `X-Signature-256: sha256=<hex HMAC>`.
  */
 function createWebhook(config: Readonly<Config>): Webhook {
-  const url = new URL(config.webhookUrl!);
+  const url = config.webhookUrl!;
   const queue: Array<{ body: string; firstAttemptMs: number | undefined; failures: number }> = [];
   let sending = false;
   let retry: NodeJS.Timeout | undefined;
   let closed = false;
+  let dropped = 0; // while the queue is full
+  const overflow = createFaultLog('webhook');
 
   const post = (body: string): Promise<number> => new Promise((resolve, reject) => {
     const headers: Record<string, string> = {
@@ -2678,6 +2790,10 @@ function createWebhook(config: Readonly<Config>): Webhook {
     if (why === '' || Date.now() - head.firstAttemptMs >= WEBHOOK_GIVE_UP_MS) {
       if (why !== '') log(`webhook: an event was dropped after 10 minutes of failed deliveries (last: ${why})`);
       if (queue[0] === head) queue.shift();
+      if (dropped > 0 && queue.length < WEBHOOK_QUEUE_MAX) {
+        overflow(undefined, `${dropped} events were dropped`);
+        dropped = 0;
+      }
       return pump();
     }
     const waitMs = Math.min(WEBHOOK_FIRST_RETRY_MS * 2 ** head.failures++, WEBHOOK_RETRY_MAX_MS);
@@ -2692,7 +2808,8 @@ function createWebhook(config: Readonly<Config>): Webhook {
       queue.push({ body, firstAttemptMs: undefined, failures: 0 });
       if (queue.length > WEBHOOK_QUEUE_MAX) {
         queue.splice(sending ? 1 : 0, 1); // the oldest that is not being sent
-        log(`webhook: ${WEBHOOK_QUEUE_MAX} events are waiting; the oldest was dropped`);
+        dropped++;
+        overflow(`${WEBHOOK_QUEUE_MAX} events are waiting; the oldest are dropped`);
       }
       void pump();
     },
@@ -2720,7 +2837,7 @@ const KNOWN_METHODS = new Set(['GET', 'HEAD', 'POST', 'OPTIONS', 'PUT', 'DELETE'
  * game stopped the minecraft_process_* samples, with no archive the minecraft_backup_last_* ones. Its cost does not
  * grow with the log (presence parses appends only) or the backup folder (listed again only when the folder changes).
  */
-function createMetrics(config: Readonly<Config>, clock: Clock, game: GameFinder, presence: Presence): Metrics {
+function createMetrics(config: Readonly<Config>, clock: Clock, game: GameFinder, presence: Presence, events: Pick<Events, 'streamsOpen'>): Metrics {
   const requests = new Map<string, number>();
   const daemonStartSeconds = clock.startTimeSeconds(parseProcStat(process.pid, readProcText('/proc/self/stat', 4096)).startTicks);
   let backups: { signature: string; count: number; newest: BackupEntry | undefined } | undefined;
@@ -2805,6 +2922,7 @@ function createMetrics(config: Readonly<Config>, clock: Clock, game: GameFinder,
           const [route, method, code] = key.split(' ');
           return [{ route, method, code }, value];
         }));
+      family('gameserver_api_event_streams', 'gauge', 'Event streams open (GET /api/events), of 64 at most.', [[{}, events.streamsOpen()]]);
       const cpu = process.cpuUsage();
       family('process_cpu_seconds_total', 'counter', 'Total user and system CPU time spent in seconds.', [[{}, (cpu.user + cpu.system) / 1e6]]);
       family('process_resident_memory_bytes', 'gauge', 'Resident memory size in bytes.', [[{}, process.memoryUsage.rss()]]);
@@ -2942,11 +3060,12 @@ export function redactProperties(properties: Record<string, string>, reveal: boo
 }
 
 // A log line is an event only behind one of these prefixes (docs/formats.md#line-prefixes); only that one prefix is
-// stripped, so a whole fake line pasted into chat stays inside a chat message. Groups: first brackets, thread and
-// level of `[time] [thread/LEVEL]( [logger])?: `; level of the terminal form `[HH:MM:SS LEVEL]: `; level of the pre-1.7
-// `YYYY-MM-DD HH:MM:SS [LEVEL] `. Every part is bounded, so no line makes the match slower than a constant.
+// stripped, so a whole fake line pasted into chat stays inside a chat message. Groups: time, thread and level of
+// `[time] [thread/LEVEL]( [logger])?: `; time and level of the terminal form `[HH:MM:SS LEVEL]: `; time and level of
+// the pre-1.7 `YYYY-MM-DD HH:MM:SS [LEVEL] `. Every part is bounded, so no line makes the match slower than a constant.
 const LOG_PREFIX =
-  /^(?:\[([^\]]{8,40})\] \[([^\]]{1,128})\/([A-Z]{1,10})\](?: \[[^\]]{0,256}\])?: |\[\d\d:\d\d:\d\d ([A-Z]{1,10})\]: |\d{4}-\d\d-\d\d \d\d:\d\d:\d\d \[([A-Z]{1,10})\] )/;
+  /^(?:\[([^\]]{8,40})\] \[([^\]]{1,128})\/([A-Z]{1,10})\](?: \[[^\]]{0,256}\])?: |\[(\d\d:\d\d:\d\d) ([A-Z]{1,10})\]: |(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d) \[([A-Z]{1,10})\] )/;
+const LOG_PREFIX_MAX_CHARS = 512; // what LOG_PREFIX can span, with room
 // the first brackets must hold a time of day (any date around it): a kick screen's unprefixed line
 // `[Staff] [Server thread/INFO]: …` is not a log line
 const TIME_OF_DAY = /\d\d:\d\d:\d\d/;
@@ -2973,23 +3092,47 @@ const PRESENCE_PATTERNS: ReadonlyArray<[string, RegExp, 'join' | 'leave']> = [
 const SESSION_START = /^Starting minecraft server version /;
 // `/stop` logs the first, every shutdown the second; the game then stops reading its console
 const SESSION_STOPPING = /^Stopping (?:the )?server$/;
+// What players write, whatever thread logs it: chat (`<Alex> hi`, `[Not Secure] <Alex> hi`), /me (`* Alex waves`) and
+// a player's /say (`[Alex] hi`); the console's own /say is `[Server] …` (docs/api.md#command-output)
+const PLAYER_TEXT = /^(?:\[Not Secure\] )?(?:<[^>]{1,64}> |\* (?!Server )[^ ]{1,64} |\[(?!Server\])[^\]:]{1,64}\] )/;
+
+/** A line of latest.log taken apart: the time as written, the thread (none in the older forms), the level, the message. */
+export interface LogLine {
+  time: string;
+  thread: string | undefined;
+  level: string;
+  message: string; // colour codes removed
+}
+
+/**
+ * The one reading of a log line that presence, command output, whitelist verdicts and events share; null for text
+ * that is no log line (stack traces, multi-line kick screens, anything a plugin printed raw).
+ */
+export function parseLogLine(raw: string): LogLine | null {
+  const plain = raw.includes('\x1b') || raw.includes('§') ? raw.replace(COLOUR_CODES, '') : raw;
+  const line = plain.endsWith('\r') ? plain.slice(0, -1) : plain;
+  const prefix = (line.length <= LOG_PREFIX_MAX_CHARS ? line : line.slice(0, LOG_PREFIX_MAX_CHARS)).match(LOG_PREFIX);
+  if (prefix === null || (prefix[1] !== undefined && !TIME_OF_DAY.test(prefix[1]))) return null;
+  return {
+    time: prefix[1] ?? prefix[4] ?? prefix[6],
+    thread: prefix[2],
+    level: prefix[3] ?? prefix[5] ?? prefix[7],
+    message: line.slice(prefix[0].length),
+  };
+}
 
 export type PresenceEvent = { kind: 'join' | 'leave'; name: string } | { kind: 'reset' | 'stopping' };
 
 /** The presence event a raw log line records, if any. Lines over 4 KiB are none (and are never matched). */
 export function parsePresenceLine(rawLine: string): PresenceEvent | null {
   if (rawLine.length > PRESENCE_LINE_MAX_BYTES || !EVENT_HINTS.some((hint) => rawLine.includes(hint))) return null;
-  const plain = rawLine.includes('\x1b') || rawLine.includes('§') ? rawLine.replace(COLOUR_CODES, '') : rawLine;
-  const line = plain.endsWith('\r') ? plain.slice(0, -1) : plain;
-  const prefix = line.match(LOG_PREFIX);
-  if (prefix === null) return null; // continuation lines (stack traces, multi-line kick screens) are never events
-  if (prefix[1] !== undefined && !TIME_OF_DAY.test(prefix[1])) return null;
-  const thread = prefix[2];
-  const level = prefix[3] ?? prefix[4] ?? prefix[5];
-  if (level !== 'INFO') return null;
+  const line = parseLogLine(rawLine);
   // chat plugins may log a bare `Alex joined the game` from the chat pool; presence never comes from there
-  if (thread !== undefined && thread.startsWith('Async Chat Thread')) return null;
-  const message = line.slice(prefix[0].length);
+  if (line === null || line.level !== 'INFO' || line.thread?.startsWith('Async Chat Thread')) return null;
+  return presenceEventOf(line.message);
+}
+
+function presenceEventOf(message: string): PresenceEvent | null {
   if (SESSION_START.test(message)) return { kind: 'reset' };
   if (SESSION_STOPPING.test(message)) return { kind: 'stopping' };
   for (const [hint, pattern, kind] of PRESENCE_PATTERNS) {
@@ -2998,6 +3141,16 @@ export function parsePresenceLine(rawLine: string): PresenceEvent | null {
     if (match !== null) return { kind, name: match[1] };
   }
   return null;
+}
+
+/**
+ * Whether a line can be the game's reply to a console command (docs/api.md#command-output): the server thread's,
+ * and nothing a player said or did (chat, /me, a player's /say, a join, a leave, a login).
+ */
+export function isConsoleReply(line: LogLine): boolean {
+  if (line.thread !== 'Server thread' || PLAYER_TEXT.test(line.message)) return false;
+  const presence = presenceEventOf(line.message);
+  return presence === null || presence.kind === 'reset' || presence.kind === 'stopping';
 }
 
 /** Applies every complete line of `text` (and a final unterminated one) to `players`. */
@@ -3046,13 +3199,18 @@ function maskSegment(text: string): string {
       else if (d >= 48 && d <= 57) hasDigit = true;
       else if (!isHexDigit(d)) break;
     }
+    // `IP:1.2.3.4`, `client_ip:203.0.113.5`: a word and a colon name what follows; the colon is the label's
+    const labelled = c === 58 && i > 0 && isWordChar(text.charCodeAt(i - 1)) && text.charCodeAt(i + 1) !== 58;
+    const from = labelled ? i + 1 : i;
     // a letter or `_` glued to either side makes it a word (`v1.2.3.4`, `Foo::bar`), not an address
-    const glued = (i > 0 && isWordChar(text.charCodeAt(i - 1))) || (end < text.length && isWordChar(text.charCodeAt(end)));
-    if (hasDigit && hasSeparator && !glued && end - i <= ADDRESS_RUN_MAX_CHARS) {
-      const masked = maskRun(text.slice(i, end));
+    const glued = (!labelled && i > 0 && isWordChar(text.charCodeAt(i - 1))) || (end < text.length && isWordChar(text.charCodeAt(end)));
+    if (hasDigit && hasSeparator && !glued && end - from <= ADDRESS_RUN_MAX_CHARS) {
+      const masked = maskRun(text.slice(from, end));
       if (masked !== undefined) {
-        out += text.slice(copied, i) + masked;
-        copied = end;
+        // an IPv6 zone (`fe80::1%eth0`) names the host's interface: it goes with the address
+        const zone = masked.startsWith('<ip>') && text.charCodeAt(end) === 37 ? /^%[A-Za-z0-9_.-]{1,32}/.exec(text.slice(end, end + 33)) : null;
+        out += text.slice(copied, from) + masked;
+        copied = end + (zone?.[0].length ?? 0);
       }
     }
     i = end;
@@ -3061,7 +3219,7 @@ function maskSegment(text: string): string {
 }
 
 /** A run of hex digits, dots and colons as masked, or undefined when it holds no address. */
-function maskRun(run: string): string | undefined {
+function maskRun(run: string, labelled = false): string | undefined {
   // a sentence may end right after an address; a colon may follow one (`1.2.3.4:`)
   const trimmed = run.replace(/[.:]+$/, '');
   const after = run.slice(trimmed.length);
@@ -3071,6 +3229,12 @@ function maskRun(run: string): string | undefined {
   const colon = trimmed.lastIndexOf(':');
   if (colon > 0 && /^\d{1,5}$/.test(trimmed.slice(colon + 1)) && isIP(trimmed.slice(0, colon)) !== 0) {
     return `<ip>${trimmed.slice(colon)}${after}`;
+  }
+  // `cafe:10.1.2.3`: a label of hex letters runs into the address
+  const label = labelled ? -1 : run.indexOf(':');
+  if (label > 0 && !run.slice(0, label).includes('.')) {
+    const rest = maskRun(run.slice(label + 1), true);
+    if (rest !== undefined) return `${run.slice(0, label + 1)}${rest}`;
   }
   return undefined;
 }
@@ -3221,6 +3385,16 @@ function sentKey(req: IncomingMessage): string | undefined {
   return key;
 }
 
+/** The password of `Authorization: Basic`, which is how a URL's `user:key@` reaches us; undefined when none or empty. */
+function basicAuthPassword(req: IncomingMessage): string | undefined {
+  const header = req.headers.authorization;
+  const credentials = header === undefined ? undefined : /^Basic +([A-Za-z0-9+/=]{1,1024})\s*$/i.exec(header)?.[1];
+  if (credentials === undefined) return undefined;
+  const decoded = Buffer.from(credentials, 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  return colon === -1 || colon === decoded.length - 1 ? undefined : decoded.slice(colon + 1);
+}
+
 /** Whether the request names a Host. */
 function hasHostHeader(req: IncomingMessage): boolean {
   const raw = req.rawHeaders;
@@ -3254,6 +3428,30 @@ function rawErrorResponse(status: number, message: string, extra: readonly strin
   return `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n${head}\r\n${body}`;
 }
 
+/** What a connection is doing: an answer under way, the requests pipelined behind it, an event stream that ends it. */
+interface Connection {
+  busy: boolean;
+  streaming: boolean;
+  waiting: Array<() => void>;
+}
+
+// A connection as node:http holds it. `_paused` is how its server stops reading a connection whose replies back up:
+// the parser stops at the end of the bytes it has, and no request is read until the flag is cleared (Node 18-26).
+type HttpSocket = Socket & { _paused?: boolean; parser?: { resume(): void } | null };
+
+function pauseReading(socket: HttpSocket): void {
+  if (socket._paused) return;
+  socket._paused = true;
+  socket.pause();
+}
+
+function resumeReading(socket: HttpSocket): void {
+  if (!socket._paused) return;
+  socket._paused = false;
+  socket.parser?.resume();
+  socket.resume();
+}
+
 const CLIENT_ERRORS: Record<string, [number, string]> = {
   HPE_HEADER_OVERFLOW: [431, 'Request header fields too large'],
   ERR_HTTP_REQUEST_TIMEOUT: [408, 'Request timeout'],
@@ -3278,7 +3476,7 @@ function createHttpServer(host: Host): Server {
     // node:http drops the body of a HEAD response itself and keeps GET's headers
     const route = byMethod.get(req.method === 'HEAD' ? 'GET' : req.method ?? '');
     if (route === undefined) throw new HttpError(405, 'Method not allowed', { Allow: allow });
-    const key = sentKey(req);
+    const key = sentKey(req) ?? (route.keyInBasicAuth === true ? basicAuthPassword(req) : undefined);
     const reveal = key !== undefined && keyMatches(key, config.apiKey);
     if (route.auth) {
       // docs/api.md#write-routes: the check order is 503, then 401, then the body
@@ -3292,7 +3490,7 @@ function createHttpServer(host: Host): Server {
       if (!continued) res.writeContinue();
       continued = true;
     };
-    return route.handler(host, { req, search, reveal, allowBody });
+    return route.handler(host, { req, search, reveal, keySent: key !== undefined && key !== '', allowBody });
   };
 
   /** The one place a response is written: every reply carries the same headers. `client` is set for writes. */
@@ -3330,6 +3528,12 @@ function createHttpServer(host: Host): Server {
     for (const name in headers) list.push(name, headers[name]);
     res.writeHead(200, list);
     if (req.method === 'HEAD') return void res.end();
+    // the stream is its connection's last answer: nothing sent after it is answered (docs/api.md#get-apievents)
+    const connection = connections.get(req.socket);
+    if (connection !== undefined) connection.streaming = true;
+    resumeReading(req.socket as HttpSocket);
+    // a connection closed before its stream began holds no slot: its 'close' has come and gone
+    if (req.socket.destroyed) return void res.destroy();
     res.flushHeaders();
     stream({
       write(text) {
@@ -3357,6 +3561,40 @@ function createHttpServer(host: Host): Server {
     log(`${client} ${where} ${reply.status} ${JSON.stringify(reply.outcome ?? '')}`);
   };
 
+  /**
+   * docs/api.md#one-request-at-a-time: a connection's requests are handled one after another, each once the answer
+   * before it was handed to the connection whole (its 'close'), so an answer never waits in memory outside the reply
+   * budget and its drain deadline. While one is handled the connection is not read further (Node's own pause, which
+   * its parser honours); one that pipelines more than 32 requests is closed. After an event stream nothing is read.
+   */
+  const connections = new WeakMap<Socket, Connection>();
+  const take = (req: IncomingMessage, res: ServerResponse, expectsContinue = false): void => {
+    const socket = req.socket as HttpSocket;
+    let connection = connections.get(socket);
+    if (connection === undefined) connections.set(socket, (connection = { busy: false, streaming: false, waiting: [] }));
+    if (connection.busy || connection.streaming) {
+      if (connection.waiting.length >= PIPELINED_MAX) return void socket.destroy();
+      // a request sent after an event stream holds a place here, never a turn; the stream's connection is read on,
+      // or its end would go unseen (and its slot held) until a keep-alive comment failed
+      connection.waiting.push(() => begin(socket, connection!, req, res, expectsContinue));
+      if (!connection.streaming) pauseReading(socket);
+      return;
+    }
+    begin(socket, connection, req, res, expectsContinue);
+  };
+
+  const begin = (socket: HttpSocket, connection: Connection, req: IncomingMessage, res: ServerResponse, expectsContinue: boolean): void => {
+    connection.busy = true;
+    res.once('close', () => {
+      connection.busy = false;
+      if (socket.destroyed || connection.streaming) return;
+      const next = connection.waiting.shift();
+      if (next !== undefined) next();
+      else resumeReading(socket);
+    });
+    handle(req, res, expectsContinue);
+  };
+
   const handle = (req: IncomingMessage, res: ServerResponse, expectsContinue = false): void => {
     // taken now: a request whose body was refused may have lost its socket by the time it is logged
     const client = req.method === 'POST' ? req.socket.remoteAddress ?? '-' : undefined;
@@ -3376,10 +3614,10 @@ function createHttpServer(host: Host): Server {
     requestTimeout: REQUEST_TIMEOUT_MS,
     requireHostHeader: false,
     connectionsCheckingInterval: 1_000,
-  } as Parameters<typeof createServer>[0], (req, res) => handle(req, res));
+  } as Parameters<typeof createServer>[0], (req, res) => take(req, res));
   server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
   server.maxConnections = MAX_CONNECTIONS;
-  server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => handle(req, res, true));
+  server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => take(req, res, true));
   server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => fail(req, res, new HttpError(417, 'Expectation failed', { Connection: 'close' }), req.method === 'POST' ? req.socket.remoteAddress ?? '-' : undefined));
   // CONNECT targets a proxy, which this is not; without a listener Node would close the socket unanswered
   server.on('connect', (req: IncomingMessage, socket: Socket) => {
@@ -3389,14 +3627,29 @@ function createHttpServer(host: Host): Server {
   });
   // Requests Node's parser rejects get the same JSON error and headers as any other, never Node's bare reply
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
-    // a reply already being written on this connection must not be cut into: close instead (Node's own rule)
-    const pending = (socket as unknown as { _httpMessage?: ServerResponse | null })._httpMessage;
-    if (err.code === 'ECONNRESET' || !socket.writable || pending?.headersSent === true) return void socket.destroy();
+    // a reply already being written on this connection must not be cut into (Node's own rule), and one still being
+    // made for an earlier request must not be overtaken: close instead. The request the error is about may be the
+    // one still arriving (a body that never completes): that one gets its answer.
+    const pending = (socket as unknown as { _httpMessage?: ServerResponse & { req?: IncomingMessage } | null })._httpMessage;
+    if (err.code === 'ECONNRESET' || !socket.writable || pending?.headersSent === true || pending?.req?.complete === true) return void socket.destroy();
     const [status, message] = CLIENT_ERRORS[err.code ?? ''] ?? [400, 'Bad request'];
     host.metrics.count(undefined, status);
     socket.end(rawErrorResponse(status, message));
   });
   return server;
+}
+
+/**
+ * A condition that holds over many checks (latest.log a FIFO, a full queue): logged when it begins or changes, and
+ * when it ends (with `summary`, or the condition it ended), not at every check.
+ */
+function createFaultLog(what: string): (fault: string | undefined, summary?: string) => void {
+  let current: string | undefined;
+  return (fault, summary) => {
+    if (fault === current) return;
+    log(fault !== undefined ? `${what}: ${fault}` : `${what}: ${summary ?? `no longer: ${current}`}`);
+    current = fault;
+  };
 }
 
 function log(message: string): void {
@@ -3411,9 +3664,8 @@ function describeError(err: unknown): string {
 
 const USAGE = `Usage: node server.js [--generate-key | --help | --version]
 
-Serves the gameserver-api HTTP API (default port 6767). Configured by environment variables:
-API_KEY or API_KEY_FILE, PORT, HOST, SERVER_DIR, BACKUP_DIR, SNAPSHOT_LOG, SERV_BIN, REPORT_SCRIPT,
-TMUX_SESSION, TMUX_SOCKET, PROFILE_LOOKUP_URL, CONSOLE_SHELL_PANE (see README.md).
+Serves the gameserver-api HTTP API (README.md). Configured by environment variables:
+${Object.entries(SETTINGS).map(([name, { help }]) => `  ${name.padEnd(26)}${help}`).join('\n')}
 
   --generate-key  print a new random API key and exit
   --help          print this text and exit
@@ -3432,19 +3684,19 @@ export function main(argv: readonly string[]): void {
   let config: Readonly<Config>;
   try {
     config = readConfig(process.env, process.cwd());
-    if (!fs.statSync(fs.realpathSync(config.serverDir)).isDirectory()) throw new Error('not a directory');
   } catch (err) {
-    if (err instanceof ConfigError) process.stderr.write(`${err.message}\n`);
-    else process.stderr.write(`SERVER_DIR must be an existing directory; got ${JSON.stringify(path.resolve(process.env.SERVER_DIR ?? '.'))}.\n`);
+    if (!(err instanceof ConfigError)) throw err;
+    process.stderr.write(`${err.message}\n`);
     return process.exit(EX_CONFIG);
   }
-  let daemon: Daemon;
+  let clock: Clock;
   try {
-    daemon = createDaemon(config);
+    clock = readClock();
   } catch (err) {
     process.stderr.write(`gameserver-api needs Linux's /proc: ${describeError(err)}\n`);
     return process.exit(1);
   }
+  const daemon = createDaemon(config, clock);
   if (config.apiKey === undefined) process.stderr.write(`${NO_KEY_WARNING}\n`);
   if (process.getuid?.() === 0) process.stderr.write('[WARN] Running as root: run gameserver-api as the game server\'s user instead.\n');
   if (!fs.existsSync(path.join(config.serverDir, 'server.properties'))) {

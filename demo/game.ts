@@ -1,10 +1,12 @@
 // Simulated Minecraft Java server (vanilla 1.21.4) for gameserver-api's tests, bench and `npm run demo`.
 // bin/java, written by demo/host.ts, calls runGame() with cwd = the server folder and stdin = the tmux pane.
 // It writes vanilla log lines to logs/latest.log, records every console line it reads, and answers list, say,
-// banlist, help, tellraw, whitelist add|remove|list and stop the way the real server does (docs/formats.md).
+// banlist (ips), help, tellraw, whitelist add|remove|list and stop the way the real server does (docs/formats.md).
 // Files in <root>/control/ change it, read at each command: `game-era` holding `1.12` gives the 1.7-1.12
 // whitelist replies; `game-ignores-whitelist` makes it neither answer nor apply a whitelist command;
-// `chat-after-reply` holds a chat line (`<Alex> hi`) that a player says right after the next command's reply, once.
+// `chat-after-reply` holds a chat line (`<Alex> hi`) that a player says right after the next command's reply, once;
+// `lines-after-reply` holds a JSON list of [thread, message] logged right after the next reply, once; while
+// `console-hold` exists, console lines are recorded but wait, as on a lagging server, and run in order once it is gone.
 
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
@@ -17,6 +19,7 @@ const WHITELIST_FILE = 'whitelist.json';
 const USERCACHE_FILE = 'usercache.json';
 const CONSOLE_RECORD_ARG = '-Dgameserver.console=';
 const WORLD_LOADING_MS = 300;
+const CONSOLE_HOLD_POLL_MS = 20;
 const VISITOR_MIN_DELAY_MS = 2_000;
 const VISITOR_MAX_DELAY_MS = 6_000;
 // A Floodgate (Bedrock) name with its leading dot among them (docs/formats.md, Bukkit family).
@@ -40,6 +43,7 @@ interface Game {
   online: Set<string>;
   nextEntityId: number;
   stopping: boolean;
+  held: string[]; // console lines read and not yet run (console-hold)
 }
 
 // ---- Shared with host.ts ----
@@ -249,6 +253,10 @@ function runCommand(game: Game, text: string): void {
   if (words[0] === 'say' && words.length > 1) return writeLog(game, `[Server] ${command.slice('say '.length)}`);
   // tellraw gives the console no feedback at all
   if (words[0] === 'tellraw') return;
+  if (command === 'banlist ips') {
+    writeLog(game, 'There are 1 ban(s):');
+    return writeLog(game, '203.0.113.66 was banned by Server: Griefing');
+  }
   if (command === 'banlist') {
     writeLog(game, 'There are 2 ban(s):');
     writeLog(game, 'Griefer_1 was banned by Server: Griefing');
@@ -264,20 +272,39 @@ function runCommand(game: Game, text: string): void {
   reportUnknownCommand(game, command);
 }
 
-/** Records the line byte for byte (tests compare it with what they sent), then runs it. */
+/** Records the line byte for byte (tests compare it with what they sent), then runs it, or holds it while told to. */
 function acceptConsoleLine(game: Game, line: Buffer): void {
   if (game.consoleRecord) fs.appendFileSync(game.consoleRecord, Buffer.concat([line, Buffer.from('\n')]));
-  runCommand(game, line.toString('utf8').trim());
-  sayChatAfterReply(game);
+  game.held.push(line.toString('utf8').trim());
+  if (game.held.length === 1) runHeldLines(game);
+}
+
+// A lagging server: the console thread queues what it reads, and the game runs it at a later tick, in order.
+function runHeldLines(game: Game): void {
+  if (game.controlDir !== null && fs.existsSync(`${game.controlDir}/console-hold`)) {
+    setTimeout(() => runHeldLines(game), CONSOLE_HOLD_POLL_MS);
+    return;
+  }
+  for (const command of game.held.splice(0)) {
+    if (game.stopping) return;
+    runCommand(game, command);
+    sayChatAfterReply(game);
+  }
 }
 
 // A chat line in the same moment as a reply, however busy the machine: a test that appended it itself could come
 // after the reply's window had closed.
 function sayChatAfterReply(game: Game): void {
   const chat = controlFile(game, 'chat-after-reply');
-  if (chat === null || game.controlDir === null) return;
-  fs.rmSync(`${game.controlDir}/chat-after-reply`, { force: true });
-  writeLog(game, chat, 'Async Chat Thread - #2');
+  if (chat !== null && game.controlDir !== null) {
+    fs.rmSync(`${game.controlDir}/chat-after-reply`, { force: true });
+    writeLog(game, chat, 'Async Chat Thread - #2');
+  }
+  const lines = controlFile(game, 'lines-after-reply');
+  if (lines !== null && game.controlDir !== null) {
+    fs.rmSync(`${game.controlDir}/lines-after-reply`, { force: true });
+    for (const [thread, message] of JSON.parse(lines) as Array<[string, string]>) writeLog(game, message, thread);
+  }
 }
 
 // Bytes, not strings: a UTF-8 character split across two reads must reach the record unchanged.
@@ -364,6 +391,7 @@ export function runGame(options: GameOptions): void {
     online: new Set(),
     nextEntityId: 212,
     stopping: false,
+    held: [],
   };
   for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) process.on(signal, () => stopServer(game, false));
   startServer(game);

@@ -34,7 +34,7 @@ print_report() {
 echo "$$" >> "$root/report-calls.txt"
 # Which of the daemon's secrets reached the script (the answer must be none): one line per run
 secrets=()
-for name in API_KEY API_KEY_FILE EVENT_WEBHOOK_SECRET; do [ -n "${!name+set}" ] && secrets+=("$name"); done
+for name in API_KEY API_KEY_FILE EVENT_WEBHOOK_URL EVENT_WEBHOOK_URL_FILE EVENT_WEBHOOK_SECRET EVENT_WEBHOOK_SECRET_FILE; do [ -n "${!name+set}" ] && secrets+=("$name"); done
 echo "${secrets[*]}" >> "$root/report-secrets.txt"
 mode=normal
 [ -f "$root/control/report-mode" ] && read -r mode < "$root/control/report-mode"
