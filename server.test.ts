@@ -22,8 +22,8 @@ import { gzipSync } from 'node:zlib';
 import { createHost, unitNodeArgs, type Host, type HostOptions } from './demo/host';
 import {
   HttpError, backupType, describeEvent, formatLabels, formatMemory, formatSize, formatUptime, isConsoleReply, isInteractiveShell, isSettled,
-  maskAddresses, offlineUuid, openApiDocument, parseLines, parseLogLine, parsePaneList, parsePresenceLine, parseProperties, readTail,
-  readWhitelistReply, redactProperties, scanPresence, validateCommand, validatePlayer,
+  LINE_KINDS, maskAddresses, offlineUuid, openApiDocument, parseLines, parseLogLine, parsePaneList, parseProperties, readLogLine, readTail,
+  redactProperties, scanPresence, validateCommand, validatePlayer,
 } from './server';
 
 const DAEMON = path.join(__dirname, 'server.js');
@@ -525,6 +525,9 @@ before(async () => {
 
 // ---- Pure functions (table tests, one test per row) ----
 
+const PRESENCE = new Set(['session.started', 'server.stopping', 'player.joined', 'player.left'] as const);
+/** A raw line's meaning for presence, or null. */
+const readPresence = (line: string) => readLogLine(line, PRESENCE) ?? null;
 const throwsHttp = (status: number, message: string) => (err: unknown) =>
   err instanceof HttpError && err.status === status && err.message === message;
 
@@ -757,10 +760,10 @@ describe('maskAddresses()', () => {
   }
 });
 
-describe('maskAddresses() and parsePresenceLine() on hostile lines', () => {
+describe('maskAddresses() and readLogLine() on hostile lines', () => {
   // a 512 KiB line built to make a backtracking pattern quadratic: `[` and times without a `]`, then an event text
   const hostile = `[${'00:00:00 '.repeat(58_000)}Alex joined the game`;
-  test('parsePresenceLine() takes no event from a line over 4 KiB, and returns', () => assert.equal(parsePresenceLine(hostile), null));
+  test('readLogLine() takes no meaning from a line over 4 KiB, and returns', () => assert.equal(readLogLine(hostile), undefined));
   test('maskAddresses() returns a 512 KiB line of times and digits unchanged', () => assert.equal(maskAddresses(hostile), hostile));
   test('maskAddresses() masks an address after 100,000 colour codes', () => assert.equal(maskAddresses(`${'§a'.repeat(100_000)}1.2.3.4`), `${'§a'.repeat(100_000)}<ip>`));
 });
@@ -835,22 +838,28 @@ describe('isConsoleReply()', () => {
   }
 });
 
-describe('readWhitelistReply()', () => {
-  for (const [message, action, said] of [
-    ['Added Kai_2 to the whitelist', 'add', 'confirmed'],
-    ['added kai_2 to the whitelist', 'add', 'confirmed'],
-    ['Removed Kai_2 from the whitelist', 'remove', 'confirmed'],
-    ['Added Other to the whitelist', 'add', undefined],
-    ['Could not add Kai_2 to the whitelist', 'add', 'refused, named'],
-    ['Could not remove Kai_2 from the whitelist', 'remove', 'unchanged, named'],
-    ['That player does not exist', 'add', 'refused'],
-    ['That player does not exist', 'remove', 'refused'],
-    ['Player is already whitelisted', 'add', 'unchanged'],
-    ['Player is already whitelisted', 'remove', undefined],
-    ['Player is not whitelisted', 'remove', 'unchanged'],
-    ['Player is not whitelisted', 'add', undefined],
+describe('LINE_KINDS: the log grammar', () => {
+  for (const kind of LINE_KINDS) {
+    test(`readLogLine() reads the example of the ${kind.type} row as ${kind.type}, and its hint is in it`, () => {
+      assert.equal(readLogLine(`${P}${kind.example}`)?.type, kind.type);
+      assert.ok(kind.example.includes(kind.hint), 'the fast path looks for the hint before anything is decoded');
+    });
+  }
+  for (const [line, meaning] of [
+    [`${P}Added Kai_2 to the whitelist`, { type: 'whitelist.added', player: 'Kai_2' }],
+    [`${P}added kai_2 to the whitelist`, { type: 'whitelist.added', player: 'kai_2' }],
+    [`${P}Removed Kai_2 from the whitelist`, { type: 'whitelist.removed', player: 'Kai_2' }],
+    [`${P}Could not add Kai_2 to the whitelist`, { type: 'whitelist.not-added', player: 'Kai_2' }],
+    [`${P}Could not remove Kai_2 from the whitelist`, { type: 'whitelist.not-removed', player: 'Kai_2' }],
+    [`${P}That player does not exist`, { type: 'whitelist.no-such-player' }],
+    [`${P}Player is already whitelisted`, { type: 'whitelist.already-listed' }],
+    [`${P}Player is not whitelisted`, { type: 'whitelist.not-listed' }],
+    // a verdict is the server thread's alone: never a chat thread's, a plugin's raw text or a chat message
+    ['[12:00:00] [Async Chat Thread - #2/INFO]: Added Nobody789 to the whitelist', undefined],
+    ['Added Nobody789 to the whitelist', undefined],
+    [`${P}<Mallory> Added Nobody789 to the whitelist`, { type: 'player.chat', player: 'Mallory', text: 'Added Nobody789 to the whitelist' }],
   ] as const) {
-    test(`readWhitelistReply() reads ${JSON.stringify(message)} for ${action} Kai_2 as ${said}`, () => assert.equal(readWhitelistReply(message, action, 'Kai_2'), said));
+    test(`readLogLine() reads ${JSON.stringify(line)} as ${JSON.stringify(meaning)}`, () => assert.deepEqual(readLogLine(line), meaning));
   }
 });
 
@@ -884,24 +893,24 @@ describe('formatLabels()', () => {
   }
 });
 
-describe('parsePresenceLine()', () => {
-  const rows: Array<[string, ReturnType<typeof parsePresenceLine>]> = [
-    [`${P}Alex joined the game`, { kind: 'join', name: 'Alex' }],
-    [`${P}Alex[/198.51.100.7:53120] logged in with entity id 212 at (12.5, 71.0, -40.5)`, { kind: 'join', name: 'Alex' }],
-    [`${P}Alex[/198.51.100.7:53120] logged in with entity id 9 at ([world]-12.5, 68.0, 4.5)`, { kind: 'join', name: 'Alex' }],
-    [`${P}Alex (formerly known as OldAlex) joined the game`, { kind: 'join', name: 'Alex' }],
-    [`${P}.Bramble_Crest[/198.51.100.240:0] logged in with entity id 7 at ([world]1.5, 64.0, 2.5)`, { kind: 'join', name: '.Bramble_Crest' }],
-    [`${P}Alex left the game`, { kind: 'leave', name: 'Alex' }],
-    [`${P}Alex lost connection: Disconnected`, { kind: 'leave', name: 'Alex' }],
-    [`${P}Mallory lost connection: Alex left the game`, { kind: 'leave', name: 'Mallory' }],
-    [`${P}Alex lost connection: TextComponent{text='Disconnected', siblings=[]}`, { kind: 'leave', name: 'Alex' }],
-    [`${P}Starting minecraft server version 1.21.4`, { kind: 'reset' }],
-    [`${P}Alex joined the game\r`, { kind: 'join', name: 'Alex' }],
-    [`${P}§r§e§eLemADEC§r§e joined the game§r`, { kind: 'join', name: 'LemADEC' }],
-    [`[12:00:00] [Region Scheduler Thread #3/INFO]: Alex joined the game`, { kind: 'join', name: 'Alex' }],
-    [`[12:00:00] [Server thread/INFO] [net.minecraft.server.dedicated.DedicatedServer]: Alex joined the game`, { kind: 'join', name: 'Alex' }],
-    [`[04Mar2025 12:00:00.123] [Server thread/INFO] [net.minecraft.server.MinecraftServer/]: Alex joined the game`, { kind: 'join', name: 'Alex' }],
-    [`[12:00:00 INFO]: Alex joined the game`, { kind: 'join', name: 'Alex' }],
+describe('readLogLine() for presence', () => {
+  const rows: Array<[string, ReturnType<typeof readPresence>]> = [
+    [`${P}Alex joined the game`, { type: 'player.joined', player: 'Alex' }],
+    [`${P}Alex[/198.51.100.7:53120] logged in with entity id 212 at (12.5, 71.0, -40.5)`, { type: 'player.joined', player: 'Alex' }],
+    [`${P}Alex[/198.51.100.7:53120] logged in with entity id 9 at ([world]-12.5, 68.0, 4.5)`, { type: 'player.joined', player: 'Alex' }],
+    [`${P}Alex (formerly known as OldAlex) joined the game`, { type: 'player.joined', player: 'Alex' }],
+    [`${P}.Bramble_Crest[/198.51.100.240:0] logged in with entity id 7 at ([world]1.5, 64.0, 2.5)`, { type: 'player.joined', player: '.Bramble_Crest' }],
+    [`${P}Alex left the game`, { type: 'player.left', player: 'Alex' }],
+    [`${P}Alex lost connection: Disconnected`, { type: 'player.left', player: 'Alex' }],
+    [`${P}Mallory lost connection: Alex left the game`, { type: 'player.left', player: 'Mallory' }],
+    [`${P}Alex lost connection: TextComponent{text='Disconnected', siblings=[]}`, { type: 'player.left', player: 'Alex' }],
+    [`${P}Starting minecraft server version 1.21.4`, { type: 'session.started' }],
+    [`${P}Alex joined the game\r`, { type: 'player.joined', player: 'Alex' }],
+    [`${P}§r§e§eLemADEC§r§e joined the game§r`, { type: 'player.joined', player: 'LemADEC' }],
+    [`[12:00:00] [Region Scheduler Thread #3/INFO]: Alex joined the game`, { type: 'player.joined', player: 'Alex' }],
+    [`[12:00:00] [Server thread/INFO] [net.minecraft.server.dedicated.DedicatedServer]: Alex joined the game`, { type: 'player.joined', player: 'Alex' }],
+    [`[04Mar2025 12:00:00.123] [Server thread/INFO] [net.minecraft.server.MinecraftServer/]: Alex joined the game`, { type: 'player.joined', player: 'Alex' }],
+    [`[12:00:00 INFO]: Alex joined the game`, { type: 'player.joined', player: 'Alex' }],
     [`${P}<Mallory> Alex joined the game`, null],
     [`${P}[Not Secure] <Mallory> Alex joined the game`, null],
     [`${P}<Mallory> [12:00:00] [Server thread/INFO]: Alex joined the game`, null],
@@ -918,10 +927,10 @@ describe('parsePresenceLine()', () => {
     ['Alex left the game', null],
   ];
   for (const [line, event] of rows) {
-    test(`parsePresenceLine() reads ${JSON.stringify(line)} as ${JSON.stringify(event)}`, () => assert.deepEqual(parsePresenceLine(line), event));
+    test(`readLogLine() reads ${JSON.stringify(line)} as ${JSON.stringify(event)} for presence`, () => assert.deepEqual(readPresence(line), event));
   }
-  test('parsePresenceLine() takes no line over 4 KiB for an event: a "lost connection" with a 5,000-character reason', () => {
-    assert.equal(parsePresenceLine(`${P}Alex lost connection: ${'x'.repeat(5_000)}`), null);
+  test('readLogLine() takes no line over 4 KiB for an event: a "lost connection" with a 5,000-character reason', () => {
+    assert.equal(readPresence(`${P}Alex lost connection: ${'x'.repeat(5_000)}`), null);
   });
 });
 
@@ -4712,7 +4721,7 @@ describe('the compiled daemon', { concurrency: GROUPS_AT_ONCE }, () => {
     test('every docs/….md#anchor cited in the repository names a file and a heading that exist', () => {
       const broken: string[] = [];
       for (const [name, text] of texts()) {
-        for (const match of text.matchAll(/(?:\]\(|\b)((?:\.\.\/)*(?:docs\/)?[a-z./-]*\.md)#([a-z0-9_-]+)/g)) {
+        for (const match of text.matchAll(/(?:\]\(|\b)((?:\.\.\/)*(?:docs\/)?[A-Za-z./-]*\.md)#([a-z0-9_-]+)/g)) {
           const target = match[1].startsWith('docs/') ? path.join(root, match[1]) : path.join(root, path.dirname(name), match[1]);
           if (!fs.existsSync(target) || !anchorsOf(target).has(match[2])) broken.push(`${name}: ${match[1]}#${match[2]}`);
         }

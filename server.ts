@@ -1,8 +1,9 @@
 // gameserver-api: an HTTP/JSON API on port 6767 for one Minecraft (Java Edition) server host.
-// Public GET routes report on the game server (process, players, whitelist, logs, backups, properties, a host
-// report); POST routes, behind X-API-Key, steer it through the host's `serv` tool and the game's tmux console.
-// Callers: a chat relay that holds the key, and admins with curl. Run `node dist/server.js`, configured by
+// Public GET routes report on the game server (process, players, whitelist, logs, backups, properties, a host report,
+// live events, metrics); POST routes, behind X-API-Key, steer it through the host's `serv` tool and the game's tmux
+// console. Callers: a chat relay that holds the key, and admins with curl. Run `node dist/server.js`, configured by
 // environment variables (README.md; under systemd from an EnvironmentFile of mode 600). docs/api.md is the contract.
+// The file reads top down: the core, then one section per feature, then the HTTP boundary (README.md#the-code).
 
 import { createServer, request as httpRequest, STATUS_CODES } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
@@ -16,89 +17,36 @@ import type { Socket } from 'node:net';
 import * as path from 'node:path';
 import { gunzip } from 'node:zlib';
 
-// ---- Limits ----
+// ==== The core: limits, errors, settings, replies, the route table, the daemon, main ====
+
+// ---- Limits that cut across features (each feature's own are in its section) ----
 
 const SERVICE_NAME = 'gameserver-api';
 const VERSION = '1.1.0'; // equals package.json's version (a test checks): dist/server.js is deployed alone
 const EX_CONFIG = 78;
 const MAX_BODY_BYTES = 16 * 1024;
-const LINES_DEFAULT = 200;
-const LINES_MAX = 2_000;
-const COMMAND_MAX_CHARS = 1_000;
-const KEY_MIN_CHARS = 16;
-const TAIL_FIRST_BLOCK_BYTES = 16 * 1024; // then doubling: 200 lines take one read, 2000 a few
-const TAIL_BLOCK_MAX_BYTES = 1024 * 1024;
-const TAIL_MAX_BYTES = 1024 * 1024; // a tail never reads more than this, however long the lines (2000 usual lines are ~300 KB)
-const TAIL_READS_AT_ONCE = 4;
-const PRESENCE_CHUNK_BYTES = 1024 * 1024;
-const PRESENCE_LINE_MAX_BYTES = 4 * 1024; // no event line is near it; longer lines are skipped unread
-const HEAD_BYTES = 64; // of a followed log, kept to notice it was truncated and written again
-const ARCHIVE_MAX_FILES = 8;
-const ARCHIVE_MAX_BYTES = 64 * 1024 * 1024; // decompressed, all archives together
-const SESSION_START_SLACK_MS = 2_000; // log times have whole seconds; the process start has 10 ms ticks
 const SMALL_FILE_MAX_BYTES = 16 * 1024 * 1024; // server.properties, whitelist.json, usercache.json, version files
-const TIMESTAMP_GRANULARITY_MS = 50; // coarse (jiffy) file timestamps before Linux 6.13, with a margin
 // docs/api.md#freshness: a read route's answer is shared this long, so that under load the host is read 20 times a
 // second whatever the request rate; documented as "at most 100 ms old", which leaves room for a busy event loop
 const SHARED_ANSWER_MAX_AGE_MS = 50;
 const SHARED_ANSWERS_KEPT = 16; // distinct answers (route, lines, key or not) held at once
 const SHARED_ANSWER_MAX_BYTES = 1024 * 1024; // a larger answer (a tail of long lines) is never held
-const REPORT_TIMEOUT_MS = 10_000;
-const REPORT_REUSE_MS = 5_000;
-const REPORT_MAX_BYTES = 1024 * 1024;
-const REPORT_DRAIN_MS = 500; // after the script exits, for its output still in the pipe
-const TMUX_TIMEOUT_MS = 5_000;
-const LOOKUP_IDLE_TIMEOUT_MS = 5_000;
-const LOOKUP_DEADLINE_MS = 5_000; // the whole lookup: a server that drips bytes never holds an edit longer
-const LOOKUP_MAX_BYTES = 64 * 1024;
-const HEADERS_TIMEOUT_MS = 10_000;
-const REQUEST_TIMEOUT_MS = 10_000; // a whole request: bodies are 16 KiB at most
-const KEEP_ALIVE_TIMEOUT_MS = 5_000;
+const LOG_LINE_MAX_BYTES = 4 * 1024; // no line that means something is near it; longer lines are skipped unread
 const SHUTDOWN_GRACE_MS = 5_000;
-const MAX_CONNECTIONS = 512;
-const PIPELINED_MAX = 32; // requests read behind the one being answered on a connection: more closes it
-const REPLY_BYTES_IN_FLIGHT_MAX = 32 * 1024 * 1024; // replies written but not yet taken by the kernel
-const SMALL_REPLY_BYTES = 16 * 1024; // a reply this small is always sent: errors, status, the busy answer itself
-const REPLY_DRAIN_TIMEOUT_MS = 10_000;
-const CLOCK_TICKS_PER_SECOND = 100; // USER_HZ: /proc reports clock_t in 1/100 s on every Linux architecture
-// docs/api.md#command-output
-const OUTPUT_FIRST_LINE_MS = 3_000;
-const OUTPUT_QUIET_MS = 300;
-const OUTPUT_MAX_LINES = 100;
-const OUTPUT_MAX_BYTES = 64 * 1024;
-const OUTPUT_WAITING_MAX = 8;
-const OUTPUT_WINDOW_MS = 2_000; // after the first line: a stream of lines cannot hold the console
-const LOG_POLL_MS = 25; // while a command's output or a whitelist verdict is awaited
-const LOG_READ_MAX_BYTES = 256 * 1024; // of new log text per look: output never needs more
-const WHITELIST_VERDICT_MS = 5_000;
-const WHITELIST_REFUSAL_GRACE_MS = 500; // for a reply naming the player after an unnamed refusal (another command's)
-// docs/api.md#get-apievents
-const EVENTS_KEPT = 1_000;
-const EVENT_STREAMS_MAX = 64;
-const EVENT_STREAMS_KEPT_FOR_KEY = 8;
-const EVENT_STREAM_RETRY_MS = 3_000;
-const EVENT_KEEPALIVE_MS = 15_000;
-const EVENT_STREAM_MAX_PENDING_BYTES = 1024 * 1024; // a stream whose reader is that far behind is closed
-const WATCH_PULSE_MS = 500; // the safety net behind fs.watch, the process's pulse, keep-alives: events within 1 s
-const WATCH_LINGER_MS = 10_000; // after the last stream closed: a reconnect after `retry` misses nothing
-const BACKUP_SETTLE_MS = 250; // a new archive's size and time must hold this long before it counts as finished
-const WEBHOOK_QUEUE_MAX = 1_000;
-const WEBHOOK_FIRST_RETRY_MS = 1_000;
-const WEBHOOK_RETRY_MAX_MS = 60_000;
-const WEBHOOK_GIVE_UP_MS = 10 * 60_000;
-const WEBHOOK_TIMEOUT_MS = 10_000;
-const DISCORD_CONTENT_MAX_CHARS = 2_000;
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 const TEXT_TYPE = 'text/plain; charset=utf-8';
-const METRICS_TYPE = 'text/plain; version=0.0.4; charset=utf-8'; // exactly: Prometheus 3 refuses a scrape without it
 
-const DISABLED_MESSAGE = 'Write endpoints are disabled: no API_KEY is configured.';
-const UNAUTHORIZED_MESSAGE = 'Unauthorized — X-API-Key required for write endpoints.';
-const WRONG_KEY_MESSAGE = 'Unauthorized — the key sent (X-API-Key, or the password of Basic auth) is wrong.';
+// Messages of every route, written once: the code answers them and the API description shows them
+const UNAUTHORIZED = 'Unauthorized — X-API-Key required for write endpoints.';
+const WRITES_DISABLED = 'Write endpoints are disabled: no API_KEY is configured.';
 const NO_KEY_WARNING = '[WARN] No API_KEY set — write endpoints are disabled until one is configured.';
-const CONSOLE_UNAVAILABLE = 'The game console is not available: ';
-const BUSY_MESSAGE = 'The server is busy; try again shortly.';
+const BUSY = 'The server is busy; try again shortly.';
+const INTERNAL_ERROR = 'Internal server error';
+const NOT_FOUND = 'Not found';
+const METHOD_NOT_ALLOWED = 'Method not allowed';
+const NOT_A_JSON_OBJECT = 'Request body must be a JSON object.';
+const BODY_TOO_LARGE = `Request body is larger than ${MAX_BODY_BYTES} bytes.`;
 
 // ---- Errors ----
 
@@ -112,7 +60,11 @@ export class HttpError extends Error {
 /** A bad setting: the daemon prints it and exits 78. */
 export class ConfigError extends Error {}
 
-// ---- Configuration ----
+const busy = (): HttpError => new HttpError(503, BUSY, { 'Retry-After': '1' });
+
+// ---- Settings ----
+
+const KEY_MIN_CHARS = 16;
 
 // Every variable the daemon reads, with what --help says of it: readConfig reads no other, and `secret` ones never
 // reach a child (serv, tmux, the report script, and so the game and its plugins) nor the start-up line.
@@ -183,7 +135,8 @@ export function readConfig(env: NodeJS.ProcessEnv, cwd: string): Readonly<Config
   const lookup = text('PROFILE_LOOKUP_URL') ?? 'https://api.mojang.com/users/profiles/minecraft/';
   const profileLookupUrl = parseHttpUrl(lookup);
   if (profileLookupUrl === undefined || !lookup.includes('/', lookup.indexOf('//') + 2) || /[?#]/.test(lookup)) {
-    throw new ConfigError(`PROFILE_LOOKUP_URL must be an http:// or https:// URL with a path, to which a name is appended; got ${JSON.stringify(lookup)}.`);
+    throw new ConfigError('PROFILE_LOOKUP_URL must be an http:// or https:// URL with a path, to which a name is appended; '
+      + `got ${JSON.stringify(lookup)}.`);
   }
   const host = text('HOST');
   if (host !== undefined && !/^[A-Za-z0-9.:%_-]{1,255}$/.test(host)) {
@@ -206,7 +159,7 @@ export function readConfig(env: NodeJS.ProcessEnv, cwd: string): Readonly<Config
     throw new ConfigError(`${webhook.from} must be an http:// or https:// URL; got ${JSON.stringify(withoutSecrets(webhook.value))}.`);
   }
   const webhookSecret = fromFile('EVENT_WEBHOOK_SECRET', 'EVENT_WEBHOOK_SECRET_FILE');
-  if (webhookSecret.value === '' ) throw new ConfigError('EVENT_WEBHOOK_SECRET_FILE must hold a secret; the file is empty.');
+  if (webhookSecret.value === '') throw new ConfigError('EVENT_WEBHOOK_SECRET_FILE must hold a secret; the file is empty.');
   const webhookFormat = text('EVENT_WEBHOOK_FORMAT') ?? 'json';
   if (webhookFormat !== 'json' && webhookFormat !== 'discord') {
     throw new ConfigError(`EVENT_WEBHOOK_FORMAT must be json or discord; got ${JSON.stringify(webhookFormat)}.`);
@@ -270,7 +223,8 @@ function checkApiKey(key: string | undefined, from: SettingName): string | undef
   // a header carries visible ASCII: a key with a space, a control or a non-ASCII character could never be sent
   const sendable = /^[\x21-\x7e]*$/.test(key);
   if (!sendable || key.length < KEY_MIN_CHARS) {
-    throw new ConfigError(`${from} must hold a key of ${KEY_MIN_CHARS} or more printable ASCII characters without spaces; got ${key.length} characters${sendable ? '' : ', not all of them printable ASCII'}.`);
+    throw new ConfigError(`${from} must hold a key of ${KEY_MIN_CHARS} or more printable ASCII characters without spaces; `
+      + `got ${key.length} characters${sendable ? '' : ', not all of them printable ASCII'}.`);
   }
   return key;
 }
@@ -289,383 +243,7 @@ function describeConfig(c: Config): string {
   ].join(', ');
 }
 
-// ---- Routes ----
-
-/** A JSON Schema of the subset the OpenAPI document uses, or the name of one in its components. */
-type Schema = string | { [keyword: string]: unknown };
-
-/** One status a route can answer, as GET /api/openapi.json describes it. */
-interface Answer {
-  description: string;
-  schema: Schema;
-  example: unknown; // a body exactly as the daemon sends it
-  type?: string; // when not JSON
-}
-
-interface Parameter {
-  name: string;
-  in: 'query' | 'header';
-  schema: Schema;
-  description: string;
-}
-
-/**
- * A route of the API. The table below is the only list: dispatch, 405's Allow, GET /api and the OpenAPI document
- * all come from it, so a route is described where it is served.
- */
-interface Route {
-  method: 'GET' | 'POST';
-  path: string; // exact; no parameters in this API
-  auth: boolean; // write routes: 503, then 401, then the body (docs/api.md#write-routes)
-  summary: string;
-  description: string;
-  parameters?: readonly Parameter[];
-  body?: Schema; // the JSON request body, when the route reads one
-  keyInBasicAuth?: boolean; // the key may also come as the password of HTTP Basic auth (an SSE client's URL)
-  answers: Readonly<Record<number, Answer>>;
-  handler: (host: Host, request: Request) => Reply | Promise<Reply>;
-}
-
-const failure = (description: string, error: string): Answer => ({ description, schema: 'Error', example: { ok: false, error } });
-const success = (description: string, schema: Schema, example: unknown, type?: string): Answer => ({ description, schema, example, type });
-const BUSY = failure('Replies to slow readers fill the daemon\'s memory bound; try again (Retry-After: 1).', BUSY_MESSAGE);
-const missingOrUnreadable = (name: string): Record<number, Answer> => ({
-  404: failure(`${name} does not exist.`, `${name} not found`),
-  500: failure(`${name} cannot be read or parsed, or is not a regular file.`, `${name} could not be read.`),
-});
-const LINES: Parameter = {
-  name: 'lines', in: 'query', schema: { type: 'integer', minimum: 1 },
-  description: 'How many lines, oldest first: 200 when absent; values above 2000 are clamped to 2000; 0, negatives, fractions, empty or non-numeric values give 400.',
-};
-const LINES_REFUSED = failure('`lines` is not an integer of 1 or more, or is given twice.', 'lines must be an integer from 1 to 2000.');
-const WRITE_ANSWERS: Record<number, Answer> = {
-  401: failure('X-API-Key is missing or wrong.', UNAUTHORIZED_MESSAGE),
-  500: failure('An internal failure, such as `serv` that cannot be started; the cause is in the daemon\'s log.', 'Internal server error'),
-  503: failure('Writes are disabled (no API_KEY), or the daemon is busy.', DISABLED_MESSAGE),
-};
-const BODY_ANSWERS: Record<number, Answer> = {
-  413: failure('The body is larger than 16 KiB.', 'Request body is larger than 16384 bytes.'),
-};
-const PLAYER_BODY: Schema = {
-  type: 'object', required: ['player'],
-  properties: { player: { type: 'string', pattern: '^[A-Za-z0-9_]{1,16}$' } },
-};
-const CONSOLE_ANSWERS: Record<number, Answer> = {
-  409: failure('The game server is not running.', 'Game server is not running.'),
-  503: failure('Writes are disabled, the daemon is busy, or the console is not available (the reason and what to do follow the prefix).',
-    `${CONSOLE_UNAVAILABLE}the tmux session "gameserver" was not found.`),
-};
-const servRoute = (verb: 'start' | 'stop' | 'restart', message: string): Route => ({
-  method: 'POST', path: `/api/server/${verb}`, auth: true,
-  summary: `Issue \`serv ${verb}\``,
-  description: `Starts \`serv ${verb}\` in its own process group and answers once it runs: poll GET /api/status for the result.`,
-  answers: { 200: success('The command was issued.', 'Message', { ok: true, message }), ...WRITE_ANSWERS },
-  handler: (host) => runServ(host, [verb], message),
-});
-const whitelistRoute = (action: 'add' | 'remove'): Route => ({
-  method: 'POST', path: `/api/whitelist/${action}`, auth: true,
-  summary: action === 'add' ? 'Add a player to the whitelist' : 'Remove a player from the whitelist',
-  description: 'While the game runs, `whitelist ' + action + ' <player>` goes to its console and the answer waits up to 5 s for the game\'s verdict; '
-    + 'while it is stopped, whitelist.json is edited atomically (a new entry takes its UUID from the offline rule, usercache.json or the profile lookup).',
-  body: PLAYER_BODY,
-  answers: {
-    200: success('Done, or nothing to do (already listed / not listed).', 'Message', { ok: true, message: action === 'add' ? 'Alex added to whitelist.' : 'Alex removed from whitelist.' }),
-    202: success('Sent to the console; the game has not confirmed it within 5 s.', 'Message', { ok: true, message: `Alex: whitelist ${action} sent; the game server has not confirmed it yet.` }),
-    400: failure('`player` is missing or not 1 to 16 characters from A-Z, a-z, 0-9 and _, or the body is not a JSON object.', 'player must be 1 to 16 characters from A-Z, a-z, 0-9 and _.'),
-    404: failure('No such Minecraft account (the game\'s verdict), or whitelist.json is missing while the game is stopped.', 'Alex is not a Minecraft account.'),
-    502: failure('The profile lookup failed or knows no such name; nothing was changed.', 'The profile lookup failed; nothing was changed.'),
-    ...BODY_ANSWERS, ...WRITE_ANSWERS, ...CONSOLE_ANSWERS,
-  },
-  handler: (host, request) => postWhitelistEdit(host, request, action),
-});
-
-const routes: readonly Route[] = [
-  {
-    method: 'GET', path: '/', auth: false, summary: 'The host report as text',
-    description: 'The standard output of REPORT_SCRIPT, from at most one run at a time, reused for 5 s; failures are text too.',
-    answers: {
-      200: success('The report.', { type: 'string' }, 'Gameserver host report\n', TEXT_TYPE),
-      500: success('The script could not start, printed nothing, or ran over 10 s.', { type: 'string' }, 'The report script timed out after 10 s.', TEXT_TYPE),
-      503: BUSY,
-    },
-    handler: getReportText,
-  },
-  {
-    method: 'GET', path: '/api', auth: false, summary: 'The index of routes',
-    description: 'Every route of the table with whether it needs the key; GET /api/openapi.json describes them in full.',
-    answers: { 200: success('The index.', 'Index', { ok: true, service: SERVICE_NAME, version: VERSION, endpoints: [{ method: 'GET', route: '/api/status', auth_required: false }] }), 503: BUSY },
-    handler: getIndex,
-  },
-  {
-    method: 'GET', path: '/api/status', auth: false, summary: 'The game server process',
-    description: 'Whether the game\'s Java process runs, with its pid, uptime, memory and version. At most 100 ms old.',
-    answers: { 200: success('The process, or online false.', 'Status', { ok: true, online: true, pid: 4242, uptime: '49:03:07', memory: '12.3%', version: 'git-Paper-211 (MC: 1.21.4)' }), 503: BUSY },
-    handler: getStatus,
-  },
-  {
-    method: 'GET', path: '/api/players/online', auth: false, summary: 'Players online',
-    description: 'Who is online by the join and leave lines of latest.log; fresh on every request.',
-    answers: {
-      200: success('The players, or online false.', 'Players', { ok: true, online: true, count: 2, players: ['Alex', '.Bramble_Crest'] }),
-      500: failure('latest.log cannot be read or is not a regular file.', 'latest.log is not a regular file.'),
-      503: BUSY,
-    },
-    handler: getOnlinePlayers,
-  },
-  {
-    method: 'GET', path: '/api/players/whitelist', auth: false, summary: 'The whitelist as stored',
-    description: 'The entries of whitelist.json exactly as stored. At most 100 ms old.',
-    answers: {
-      200: success('The entries.', 'Whitelist', { ok: true, count: 1, whitelist: [{ uuid: 'b50ad385-829d-3141-a216-7e7d7539ba7f', name: 'Notch' }] }),
-      ...missingOrUnreadable('whitelist.json'), 503: BUSY,
-    },
-    handler: getWhitelist,
-  },
-  {
-    method: 'GET', path: '/api/logs/latest', auth: false, summary: 'The last lines of latest.log',
-    description: 'Addresses are masked as <ip> unless the valid X-API-Key is sent. At most 100 ms old.',
-    parameters: [LINES],
-    answers: {
-      200: success('The lines, oldest first.', 'LogTail', { ok: true, file: 'latest.log', lines: ['[12:00:01] [Server thread/INFO]: Alex joined the game'] }),
-      400: LINES_REFUSED, ...missingOrUnreadable('latest.log'), 503: BUSY,
-    },
-    handler: getLatestLog,
-  },
-  {
-    method: 'GET', path: '/api/logs/snapshot', auth: false, summary: 'The last lines of the snapshot log',
-    description: 'The file is SNAPSHOT_LOG; `file` is always /var/log/gameserver_snapshot.log. Addresses masked as for latest.log.',
-    parameters: [LINES],
-    answers: {
-      200: success('The lines, oldest first.', 'LogTail', { ok: true, file: '/var/log/gameserver_snapshot.log', lines: ['[2026-11-20 03:00:04] snapshot created: snapshot_2026-11-20_03-00-00.tar.gz (4.0K)'] }),
-      400: LINES_REFUSED, ...missingOrUnreadable('gameserver_snapshot.log'), 503: BUSY,
-    },
-    handler: getSnapshotLog,
-  },
-  {
-    method: 'GET', path: '/api/backups', auth: false, summary: 'The .tar.gz backups, newest first',
-    description: 'Only `.tar.gz` regular files of BACKUP_DIR, typed by their name. At most 100 ms old.',
-    answers: {
-      200: success('The archives.', 'Backups', { ok: true, count: 1, backups: [{ name: 'snapshot_2026-11-20_03-00-00.tar.gz', type: 'snapshot', size: '1.50 MB', bytes: 1572864, created: '2026-11-20T03:00:04.000Z' }] }),
-      404: failure('BACKUP_DIR does not exist.', 'backups not found'),
-      500: failure('BACKUP_DIR is not a readable folder.', 'backups could not be read.'),
-      503: BUSY,
-    },
-    handler: getBackups,
-  },
-  {
-    method: 'GET', path: '/api/properties', auth: false, summary: 'server.properties as a map',
-    description: 'Read as Java reads it. Secrets (rcon.password, management-server-secret, text-filtering-config, level-seed, keys ending in password or secret) are "<redacted>" unless the valid X-API-Key is sent. At most 100 ms old.',
-    answers: {
-      200: success('The properties.', 'Properties', { ok: true, properties: { motd: '§6A Minecraft Server', 'online-mode': 'true', 'rcon.password': '<redacted>' } }),
-      ...missingOrUnreadable('server.properties'), 503: BUSY,
-    },
-    handler: getProperties,
-  },
-  {
-    method: 'GET', path: '/api/report', auth: false, summary: 'The host report as JSON',
-    description: 'The same report as GET /, wrapped.',
-    answers: {
-      200: success('The report.', 'Report', { ok: true, report: 'Gameserver host report\n' }),
-      500: failure('The script could not start, printed nothing, or ran over 10 s.', 'The report script printed nothing.'),
-      503: BUSY,
-    },
-    handler: getReportJson,
-  },
-  {
-    method: 'GET', path: '/api/events', auth: false, summary: 'Live events (Server-Sent Events)',
-    description: 'Unnamed events with an id and one data line of JSON {type, time, ...}: server.started, server.stopping, server.stopped, '
-      + 'player.joined, player.left, whitelist.changed, backup.finished, and stream.reset after an unknown Last-Event-ID. A comment after 15 s of quiet. '
-      + 'Public; the key, as X-API-Key or as the password of HTTP Basic auth (http://relay:KEY@host:6767/api/events), opens one of the 8 of the 64 streams kept for it.',
-    keyInBasicAuth: true,
-    parameters: [
-      { name: 'Last-Event-ID', in: 'header', schema: { type: 'string' }, description: 'The last id received: the events after it are sent first.' },
-      { name: 'lastEventId', in: 'query', schema: { type: 'string' }, description: 'The same, for clients that cannot send headers.' },
-    ],
-    answers: {
-      200: success('The stream.', { type: 'string' }, 'retry: 3000\n\nid: 1a2b-1\ndata: {"type":"player.joined","time":"2026-11-25T12:00:00.000Z","player":"Alex"}\n\n', 'text/event-stream; charset=utf-8'),
-      401: failure('A key was sent (X-API-Key or Basic auth) and it is wrong.', WRONG_KEY_MESSAGE),
-      503: failure('56 streams are open already (64 for the key holder), or the daemon is busy.', 'Too many event streams are open; try again later.'),
-    },
-    handler: (host, request) => host.events.open(request),
-  },
-  {
-    method: 'GET', path: '/metrics', auth: false, summary: 'Prometheus metrics',
-    description: 'The game (up, process, players, whitelist, version, backups) and the daemon (build, requests, process) in the Prometheus text format. At most 100 ms old.',
-    answers: { 200: success('The metrics.', { type: 'string' }, '# HELP minecraft_up Whether the game server\'s Java process runs (1) or not (0).\n# TYPE minecraft_up gauge\nminecraft_up 1\n', METRICS_TYPE), 503: BUSY },
-    handler: getMetrics,
-  },
-  {
-    method: 'GET', path: '/api/openapi.json', auth: false, summary: 'This API as an OpenAPI 3.1 document',
-    description: 'Generated from the route table that serves the requests.',
-    answers: { 200: success('The document.', { type: 'object', required: ['openapi', 'info', 'paths'] }, { openapi: '3.1.0', info: { title: SERVICE_NAME, version: VERSION }, paths: {} }), 503: BUSY },
-    handler: getOpenApi,
-  },
-  servRoute('start', 'Server start command issued.'),
-  servRoute('stop', 'Server stop command issued.'),
-  servRoute('restart', 'Server restart command issued.'),
-  {
-    method: 'POST', path: '/api/command', auth: true, summary: 'Type a command into the game console',
-    description: 'The command, trimmed, goes literally to the game\'s tmux pane, then Enter. With "output": true the answer waits for the lines the game logs in reply.',
-    body: {
-      type: 'object', required: ['command'],
-      properties: { command: { type: 'string', minLength: 1, maxLength: 1000 }, output: { type: 'boolean' } },
-    },
-    answers: {
-      200: success('Delivered; with output, the reply lines.', 'CommandSent', { ok: true, message: 'Command sent: list', output: ['There are 1 of a max of 20 players online: Alex'] }),
-      400: failure('`command` is missing, not a string, too long, or holds a forbidden or control character; `output` is not a boolean; or the body is not a JSON object.',
-        'command must not contain ; & | ` $ ( ) { } [ ] < > \\ or control characters.'),
-      429: failure('Eight commands are already waiting for their output.', 'Too many commands waiting for output; try again.'),
-      ...BODY_ANSWERS, ...WRITE_ANSWERS, ...CONSOLE_ANSWERS,
-    },
-    handler: postCommand,
-  },
-  whitelistRoute('add'),
-  whitelistRoute('remove'),
-  {
-    method: 'POST', path: '/api/backup', auth: true, summary: 'Run `serv backup -s` in the background',
-    description: 'Answers once `serv backup -s` runs; the archive appears in GET /api/backups (and as backup.finished) when it is done.',
-    answers: {
-      200: success('The backup was launched.', 'Message', { ok: true, message: 'Backup triggered. Check /api/backups shortly.' }),
-      409: failure('A backup is already running on the host.', 'A backup is already running.'),
-      ...WRITE_ANSWERS,
-    },
-    handler: postBackup,
-  },
-];
-
-// The schemas the routes' answers name (docs/api.md describes each field).
-const SCHEMAS: Record<string, Schema> = {
-  Error: {
-    type: 'object', required: ['ok', 'error'], additionalProperties: false,
-    properties: { ok: { const: false }, error: { type: 'string' } },
-  },
-  Message: {
-    type: 'object', required: ['ok', 'message'], additionalProperties: false,
-    properties: { ok: { const: true }, message: { type: 'string' } },
-  },
-  CommandSent: {
-    type: 'object', required: ['ok', 'message'], additionalProperties: false,
-    properties: { ok: { const: true }, message: { type: 'string' }, output: { type: 'array', maxItems: 100, items: { type: 'string' } } },
-  },
-  Index: {
-    type: 'object', required: ['ok', 'service', 'version', 'endpoints'], additionalProperties: false,
-    properties: {
-      ok: { const: true }, service: { const: SERVICE_NAME }, version: { type: 'string', pattern: '^\\d+\\.\\d+\\.\\d+$' },
-      endpoints: {
-        type: 'array',
-        items: {
-          type: 'object', required: ['method', 'route', 'auth_required'], additionalProperties: false,
-          properties: { method: { enum: ['GET', 'POST'] }, route: { type: 'string' }, auth_required: { type: 'boolean' } },
-        },
-      },
-    },
-  },
-  Status: {
-    oneOf: [
-      { type: 'object', required: ['ok', 'online'], additionalProperties: false, properties: { ok: { const: true }, online: { const: false } } },
-      {
-        type: 'object', required: ['ok', 'online', 'pid', 'uptime', 'memory'], additionalProperties: false,
-        properties: {
-          ok: { const: true }, online: { const: true }, pid: { type: 'integer', minimum: 1 },
-          uptime: { type: 'string', pattern: '^\\d+:[0-5]\\d:[0-5]\\d$' }, memory: { type: 'string', pattern: '^\\d{1,2}\\.\\d%$' }, version: { type: 'string' },
-        },
-      },
-    ],
-  },
-  Players: {
-    oneOf: [
-      { type: 'object', required: ['ok', 'online', 'players'], additionalProperties: false, properties: { ok: { const: true }, online: { const: false }, players: { type: 'array', maxItems: 0 } } },
-      {
-        type: 'object', required: ['ok', 'online', 'count', 'players'], additionalProperties: false,
-        properties: { ok: { const: true }, online: { const: true }, count: { type: 'integer', minimum: 0 }, players: { type: 'array', items: { type: 'string' } } },
-      },
-    ],
-  },
-  Whitelist: {
-    type: 'object', required: ['ok', 'count', 'whitelist'], additionalProperties: false,
-    properties: { ok: { const: true }, count: { type: 'integer', minimum: 0 }, whitelist: { type: 'array', items: { type: 'object' } } },
-  },
-  LogTail: {
-    type: 'object', required: ['ok', 'file', 'lines'], additionalProperties: false,
-    properties: { ok: { const: true }, file: { enum: ['latest.log', '/var/log/gameserver_snapshot.log'] }, lines: { type: 'array', maxItems: LINES_MAX, items: { type: 'string' } } },
-  },
-  Backup: {
-    type: 'object', required: ['name', 'type', 'size', 'bytes', 'created'], additionalProperties: false,
-    properties: {
-      name: { type: 'string', pattern: '\\.tar\\.gz$' }, type: { enum: ['snapshot', 'full_backup', 'restore_undo', 'archive'] },
-      size: { type: 'string', pattern: '^\\d+\\.\\d\\d (B|KB|MB|GB|TB)$' }, bytes: { type: 'integer', minimum: 0 }, created: { type: 'string', format: 'date-time' },
-    },
-  },
-  Backups: {
-    type: 'object', required: ['ok', 'count', 'backups'], additionalProperties: false,
-    properties: { ok: { const: true }, count: { type: 'integer', minimum: 0 }, backups: { type: 'array', items: 'Backup' } },
-  },
-  Properties: {
-    type: 'object', required: ['ok', 'properties'], additionalProperties: false,
-    properties: { ok: { const: true }, properties: { type: 'object', additionalProperties: { type: 'string' } } },
-  },
-  Report: {
-    type: 'object', required: ['ok', 'report'], additionalProperties: false,
-    properties: { ok: { const: true }, report: { type: 'string' } },
-  },
-};
-
-// path → method → route. A duplicate is a programming error: fail at load, like Go's ServeMux.
-const table = new Map<string, Map<string, Route>>();
-for (const route of routes) {
-  const byMethod = table.get(route.path) ?? new Map<string, Route>();
-  if (byMethod.has(route.method)) throw new Error(`duplicate route ${route.method} ${route.path}`);
-  table.set(route.path, byMethod.set(route.method, route));
-}
-
-function allowHeader(methods: Iterable<string>): string {
-  const allowed = new Set<string>([...methods, 'OPTIONS']);
-  if (allowed.has('GET')) allowed.add('HEAD');
-  return [...allowed].sort().join(', ');
-}
-
-// path → the Allow list of 405 and of the preflight, worked out once; and every method of the API, for CONNECT
-const allowByPath = new Map([...table].map(([pathname, byMethod]) => [pathname, allowHeader(byMethod.keys())]));
-const ALLOW_ANY = allowHeader(routes.map((r) => r.method));
-
-/** The OpenAPI 3.1 document of the route table (docs/api.md#get-apiopenapijson). */
-export function openApiDocument(): object {
-  const schemaOf = (schema: Schema): object => (typeof schema === 'string' ? { $ref: `#/components/schemas/${schema}` } : refsIn(schema));
-  // a schema names another by a bare string wherever a schema may stand (`items: 'Backup'`)
-  const refsIn = (schema: { [keyword: string]: unknown }): object => Object.fromEntries(Object.entries(schema).map(([keyword, value]) => {
-    if (keyword === 'items' || keyword === 'additionalProperties') return [keyword, typeof value === 'object' || typeof value === 'string' ? schemaOf(value as Schema) : value];
-    if (keyword === 'properties') return [keyword, Object.fromEntries(Object.entries(value as Record<string, Schema>).map(([name, sub]) => [name, schemaOf(sub)]))];
-    if (keyword === 'oneOf') return [keyword, (value as Schema[]).map(schemaOf)];
-    return [keyword, value];
-  }));
-  const paths: Record<string, Record<string, object>> = {};
-  for (const route of routes) {
-    const operation: Record<string, unknown> = {
-      summary: route.summary,
-      description: route.description,
-      responses: Object.fromEntries(Object.entries(route.answers).map(([status, answer]) => [status, {
-        description: answer.description,
-        // the bare media type, as client generators look it up; the daemon adds `charset=utf-8`
-        content: { [(answer.type ?? JSON_TYPE).split(';')[0]]: { schema: schemaOf(answer.schema), example: answer.example } },
-      }])),
-    };
-    if (route.parameters !== undefined) operation.parameters = route.parameters.map((p) => ({ name: p.name, in: p.in, description: p.description, schema: schemaOf(p.schema) }));
-    if (route.body !== undefined) operation.requestBody = { required: true, content: { 'application/json': { schema: schemaOf(route.body) } } };
-    if (route.auth) operation.security = [{ apiKey: [] }];
-    (paths[route.path] ??= {})[route.method.toLowerCase()] = operation;
-  }
-  return {
-    openapi: '3.1.0',
-    info: { title: SERVICE_NAME, version: VERSION, description: 'An HTTP/JSON API for one Minecraft (Java Edition) server host. GET routes are public; POST routes need X-API-Key.' },
-    paths,
-    components: {
-      schemas: Object.fromEntries(Object.entries(SCHEMAS).map(([name, schema]) => [name, schemaOf(typeof schema === 'string' ? { $ref: schema } : schema)])),
-      securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key' } },
-    },
-  };
-}
-
-// ---- Route handlers ----
+// ---- Replies ----
 
 /** What a handler answers. `outcome` is what the write log prints: the message, or the error. */
 interface Reply {
@@ -684,7 +262,15 @@ interface StreamSink {
   onClose(listener: () => void): void;
 }
 
-interface Request {
+const jsonReply = (value: object, status = 200): Reply => ({ status, body: JSON.stringify(value) });
+/** `{ok: true, message}`, the answer of every write. */
+const messageReply = (message: string, status = 200): Reply => ({ status, body: JSON.stringify({ ok: true, message }), outcome: message });
+const errorReply = (status: number, message: string, headers: Record<string, string> = {}): Reply =>
+  ({ status, body: JSON.stringify({ ok: false, error: message }), headers, outcome: message });
+const asBytes = (reply: Reply): Reply => (typeof reply.body === 'string' ? { ...reply, body: Buffer.from(reply.body) } : reply);
+
+/** A request as a handler sees it. */
+interface ApiRequest {
   req: IncomingMessage;
   search: string; // the query string after `?`, or ''
   reveal: boolean; // the valid key was sent: public reads show secrets and addresses as stored
@@ -692,201 +278,108 @@ interface Request {
   allowBody(): void; // answers `Expect: 100-continue` once the checks before the body have passed
 }
 
-const json = (value: object, status = 200): Reply => ({ status, body: JSON.stringify(value) });
-const bytesOf = (reply: Reply): Reply => (typeof reply.body === 'string' ? { ...reply, body: Buffer.from(reply.body) } : reply);
-const done = (message: string, status = 200): Reply => ({ status, body: JSON.stringify({ ok: true, message }), outcome: message });
+// ---- The route table ----
 
-// The index and the document never change: serialised to bytes once (docs/performance.md: GET /api, GET /api/openapi.json)
-const indexReply: Reply = bytesOf(json({
-  ok: true,
-  service: SERVICE_NAME,
-  version: VERSION,
-  endpoints: routes.map((r) => ({ method: r.method, route: r.path, auth_required: r.auth })),
-}));
-
-function getIndex(): Reply {
-  return indexReply;
+/** One status a route can answer, as GET /api/openapi.json describes it. */
+interface Answer {
+  description: string;
+  schema: Schema;
+  example: unknown; // a body exactly as the daemon sends it
+  type?: string; // when not JSON
 }
 
-const openApiReply: Reply = bytesOf(json(openApiDocument()));
+/** A JSON Schema of the subset the OpenAPI document uses, or the name of one of SCHEMAS. */
+type Schema = string | { [keyword: string]: unknown };
 
-function getOpenApi(): Reply {
-  return openApiReply;
+interface Parameter {
+  name: string;
+  in: 'query' | 'header';
+  schema: Schema;
+  description: string;
 }
 
-function getMetrics(host: Host): Reply | Promise<Reply> {
-  return host.shared('metrics', () => host.metrics.render().then((text) => ({ status: 200, body: text, type: METRICS_TYPE })));
+/** What GET /api/openapi.json says of a route; each lives in its feature's section. */
+interface RouteAbout {
+  summary: string;
+  description: string;
+  parameters?: readonly Parameter[];
+  body?: Schema; // the JSON request body, when the route reads one
+  answers: Readonly<Record<number, Answer>>;
 }
 
-function getStatus(host: Host): Reply {
-  return host.shared('status', () => {
-    const game = host.game.find();
-    if (game === undefined) return json({ ok: true, online: false });
-    const version = readGameVersion(host.config);
-    return json({
-      ok: true,
-      online: true,
-      pid: game.pid,
-      uptime: formatUptime(host.clock.secondsSinceBoot() - game.startTicks / CLOCK_TICKS_PER_SECOND),
-      memory: formatMemory(game.residentBytes, host.clock.memTotalBytes),
-      ...(version === undefined ? {} : { version }),
-    });
-  });
+/** The daemon's features, as the route table reaches them (each is made in its section by createDaemon). */
+interface Features {
+  game: GameStatus;
+  presence: Presence;
+  tails: Tails;
+  properties: Properties;
+  whitelist: Whitelist;
+  backups: Backups;
+  report: Report;
+  console: GameConsole;
+  serv: Serv;
+  events: Events;
+  metrics: Metrics;
+  api: ApiDescription;
 }
 
-/** Fresh on every request (one stat of latest.log): only what was appended is parsed, and the answer is serialised once per change. */
-function getOnlinePlayers(host: Host): Reply | Promise<Reply> {
-  const game = host.game.find();
-  // the spec: offline means no players, and the log is not read
-  if (game === undefined) return json({ ok: true, online: false, players: [] });
-  const session = host.presence.read(game);
-  return session instanceof Promise ? session.then(playersReply) : playersReply(session);
+/** A success a route answers: its schema (a name of SCHEMAS, or inline) and an example exactly as sent. */
+function success(description: string, schema: Schema, example: unknown, type?: string): Answer {
+  return { description, schema, example, type };
 }
 
-function playersReply(session: Session): Reply {
-  session.reply ??= json({ ok: true, online: true, count: session.players.size, players: [...session.players] });
-  return session.reply;
+/** A refusal a route answers: `{ok: false, error}` with the contract's message. */
+function failure(description: string, error: string): Answer {
+  return { description, schema: 'Error', example: { ok: false, error } };
 }
 
-function getWhitelist(host: Host): Reply {
-  return host.shared('whitelist', () => {
-    const whitelist = readWhitelist(host.config);
-    return json({ ok: true, count: whitelist.length, whitelist });
-  });
-}
+const BUSY_ANSWER = failure('Replies to slow readers fill the daemon\'s memory bound; try again (Retry-After: 1).', BUSY);
+const WRITE_ANSWERS: Record<number, Answer> = {
+  401: failure('X-API-Key is missing or wrong.', UNAUTHORIZED),
+  500: failure('An internal failure, such as `serv` that cannot be started; the cause is in the daemon\'s log.', INTERNAL_ERROR),
+  503: failure('Writes are disabled (no API_KEY), or the daemon is busy.', WRITES_DISABLED),
+};
+const BODY_ANSWERS: Record<number, Answer> = { 413: failure('The body is larger than 16 KiB.', BODY_TOO_LARGE) };
 
-function getProperties(host: Host, { reveal }: Request): Reply {
-  return host.shared(`properties:${reveal}`, () => json({ ok: true, properties: redactProperties(readServerProperties(host.config), reveal) }));
-}
-
-function getBackups(host: Host): Reply {
-  return host.shared('backups', () => json(listBackups(host.config.backupDir)));
-}
-
-function getLatestLog(host: Host, request: Request): Reply | Promise<Reply> {
-  return getTail(host, request, latestLogPath(host.config), 'latest.log');
-}
-
-function getSnapshotLog(host: Host, request: Request): Reply | Promise<Reply> {
-  // the spec's constant name, whatever path SNAPSHOT_LOG gives
-  return getTail(host, request, host.config.snapshotLog, '/var/log/gameserver_snapshot.log');
-}
-
-function getTail(host: Host, { search, reveal }: Request, file: string, shownAs: string): Reply | Promise<Reply> {
-  const all = new URLSearchParams(search).getAll('lines');
-  if (all.length > 1) throw new HttpError(400, 'lines must be an integer from 1 to 2000.');
-  const count = parseLines(all.length === 0 ? null : all[0]);
-  return host.shared(`${shownAs}:${count}:${reveal}`, async () => {
-    const lines = await host.tails.read(file, count);
-    return { status: 200, body: tailBody(shownAs, reveal ? lines : lines.map(maskAddresses)) };
-  });
+interface Route {
+  method: 'GET' | 'POST';
+  path: string; // exact; no parameters in this API
+  auth: boolean; // write routes: 503, then 401, then the body (docs/api.md#write-routes)
+  basicAuth?: boolean; // the key may also come as the password of HTTP Basic auth (an SSE client's URL)
+  about: RouteAbout;
+  handle: (features: Features, request: ApiRequest) => Reply | Promise<Reply>;
 }
 
 /**
- * `{ok, file, lines}` serialised line by line into one Buffer: a tail may be megabytes, and one JSON string of it
- * would go to V8's large-object space, which only a full collection frees (400 slow readers took it to 250 MiB).
+ * The routes, one line each; dispatch, 405's Allow, GET /api and the OpenAPI document all come from these rows, and
+ * each row's handler and description live in its feature's section. A function, so that it can name them there.
  */
-function tailBody(shownAs: string, lines: readonly string[]): Buffer {
-  const head = `{"ok":true,"file":${JSON.stringify(shownAs)},"lines":[`;
-  const quoted = lines.map((line) => JSON.stringify(line));
-  let size = Buffer.byteLength(head) + Math.max(0, quoted.length - 1) + 2;
-  for (const line of quoted) size += Buffer.byteLength(line);
-  const body = Buffer.allocUnsafe(size);
-  let at = body.write(head);
-  for (let i = 0; i < quoted.length; i++) at += body.write(i === 0 ? quoted[i] : `,${quoted[i]}`, at);
-  body.write(']}', at);
-  return body;
+function routeTable(): readonly Route[] {
+  return [
+    { method: 'GET', path: '/', auth: false, about: REPORT_TEXT_ROUTE, handle: (f) => f.report.text() },
+    { method: 'GET', path: '/api', auth: false, about: INDEX_ROUTE, handle: (f) => f.api.index() },
+    { method: 'GET', path: '/api/status', auth: false, about: STATUS_ROUTE, handle: (f) => f.game.status() },
+    { method: 'GET', path: '/api/players/online', auth: false, about: PLAYERS_ROUTE, handle: (f) => f.presence.players() },
+    { method: 'GET', path: '/api/players/whitelist', auth: false, about: WHITELIST_ROUTE, handle: (f) => f.whitelist.list() },
+    { method: 'GET', path: '/api/logs/latest', auth: false, about: LATEST_LOG_ROUTE, handle: (f, r) => f.tails.latest(r) },
+    { method: 'GET', path: '/api/logs/snapshot', auth: false, about: SNAPSHOT_LOG_ROUTE, handle: (f, r) => f.tails.snapshot(r) },
+    { method: 'GET', path: '/api/backups', auth: false, about: BACKUPS_ROUTE, handle: (f) => f.backups.list() },
+    { method: 'GET', path: '/api/properties', auth: false, about: PROPERTIES_ROUTE, handle: (f, r) => f.properties.read(r) },
+    { method: 'GET', path: '/api/report', auth: false, about: REPORT_JSON_ROUTE, handle: (f) => f.report.json() },
+    { method: 'GET', path: '/api/events', auth: false, basicAuth: true, about: EVENTS_ROUTE, handle: (f, r) => f.events.open(r) },
+    { method: 'GET', path: '/metrics', auth: false, about: METRICS_ROUTE, handle: (f) => f.metrics.scrape() },
+    { method: 'GET', path: '/api/openapi.json', auth: false, about: OPENAPI_ROUTE, handle: (f) => f.api.document() },
+    { method: 'POST', path: '/api/server/start', auth: true, about: SERV_ROUTES.start, handle: (f) => f.serv.run('start') },
+    { method: 'POST', path: '/api/server/stop', auth: true, about: SERV_ROUTES.stop, handle: (f) => f.serv.run('stop') },
+    { method: 'POST', path: '/api/server/restart', auth: true, about: SERV_ROUTES.restart, handle: (f) => f.serv.run('restart') },
+    { method: 'POST', path: '/api/command', auth: true, about: COMMAND_ROUTE, handle: (f, r) => f.console.command(r) },
+    { method: 'POST', path: '/api/whitelist/add', auth: true, about: EDIT_ROUTES.add, handle: (f, r) => f.whitelist.edit('add', r) },
+    { method: 'POST', path: '/api/whitelist/remove', auth: true, about: EDIT_ROUTES.remove, handle: (f, r) => f.whitelist.edit('remove', r) },
+    { method: 'POST', path: '/api/backup', auth: true, about: BACKUP_ROUTE, handle: (f) => f.backups.start() },
+  ];
 }
 
-async function getReportText(host: Host): Promise<Reply> {
-  try {
-    return { status: 200, body: await host.report.read(), type: TEXT_TYPE };
-  } catch (err) {
-    // docs/api.md#get-: GET / fails as text/plain, like it succeeds
-    if (err instanceof HttpError) return { status: err.status, body: err.message, type: TEXT_TYPE };
-    throw err;
-  }
-}
-
-async function getReportJson(host: Host): Promise<Reply> {
-  return json({ ok: true, report: await host.report.read() });
-}
-
-async function runServ(host: Host, args: readonly string[], message: string): Promise<Reply> {
-  await launchServ(host.config, args);
-  return done(message);
-}
-
-async function postBackup(host: Host): Promise<Reply> {
-  await host.backups.start();
-  return done('Backup triggered. Check /api/backups shortly.');
-}
-
-async function postCommand(host: Host, request: Request): Promise<Reply> {
-  const body = await readJsonObject(request);
-  const command = validateCommand(body.command);
-  if (body.output !== undefined && typeof body.output !== 'boolean') throw new HttpError(400, 'output must be true or false.');
-  if (body.output !== true) {
-    await host.console.send(command);
-    return done(`Command sent: ${command}`);
-  }
-  const output = await host.console.sendForOutput(command);
-  const message = `Command sent: ${command}`;
-  return { status: 200, body: JSON.stringify({ ok: true, message, output }), outcome: message };
-}
-
-async function postWhitelistEdit(host: Host, request: Request, action: 'add' | 'remove'): Promise<Reply> {
-  const player = validatePlayer((await readJsonObject(request)).player);
-  return host.whitelist.edit(action, player);
-}
-
-/** The request body as a JSON object, read once and bounded; its Content-Type is not looked at (curl -d). */
-async function readJsonObject(request: Request): Promise<Record<string, unknown>> {
-  request.allowBody();
-  const bytes = await readBody(request.req);
-  let value: unknown;
-  try {
-    // strict UTF-8: a lenient decode would turn bad bytes into U+FFFD and type that into the console
-    value = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes));
-  } catch {
-    throw new HttpError(400, 'Request body must be a JSON object.');
-  }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new HttpError(400, 'Request body must be a JSON object.');
-  return value as Record<string, unknown>;
-}
-
-async function readBody(req: IncomingMessage): Promise<Buffer> {
-  // Connection: close, or clients may see a reset instead of the 413 while they are still sending
-  const tooLarge = (): HttpError => new HttpError(413, 'Request body is larger than 16384 bytes.', { Connection: 'close' });
-  if (Number(req.headers['content-length'] ?? 0) > MAX_BODY_BYTES) throw tooLarge();
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > MAX_BODY_BYTES) throw tooLarge(); // chunked bodies announce no length
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks);
-}
-
-// ---- The daemon: one object per concern, all made here ----
-
-/** What the handlers reach of the host: each concern keeps its own state. */
-interface Host {
-  config: Readonly<Config>;
-  shared: SharedAnswers;
-  clock: Clock;
-  game: GameFinder;
-  presence: Presence;
-  tails: TailReader;
-  backups: Backups;
-  report: ReportRunner;
-  console: GameConsole;
-  whitelist: WhitelistEditor;
-  events: Events;
-  metrics: Metrics;
-  replies: ReplyBudget;
-}
+// ---- The daemon ----
 
 export interface Daemon {
   server: Server;
@@ -899,27 +392,28 @@ export interface Daemon {
 
 /** Builds a daemon from its configuration. Nothing is shared between two daemons of one process. */
 export function createDaemon(config: Readonly<Config>, clock: Clock = readClock()): Daemon {
+  const routes = routeTable();
+  const shared = createSharedAnswers();
+  const replies = createReplyBudget();
   const game = createGameFinder(config, clock);
-  const presence = createPresence(config, clock);
+  const presence = createPresence(config, clock, game);
   const gameConsole = createGameConsole(config, game, presence);
   const events = createEvents(config, game, presence);
-  const replies = createReplyBudget();
-  const host: Host = {
-    config,
-    shared: createSharedAnswers(),
-    clock,
-    game,
+  const features: Features = {
+    game: createGameStatus(config, clock, game, shared),
     presence,
-    tails: createTailReader(replies),
-    backups: createBackups(config),
-    report: createReportRunner(config),
+    tails: createTails(config, replies, shared),
+    properties: createProperties(config, shared),
+    whitelist: createWhitelist(config, game, gameConsole, shared),
+    backups: createBackups(config, shared),
+    report: createReport(config),
     console: gameConsole,
-    whitelist: createWhitelistEditor(config, game, gameConsole),
+    serv: createServ(config),
     events,
-    metrics: createMetrics(config, clock, game, presence, events),
-    replies,
+    metrics: createMetrics(config, clock, game, presence, events, shared),
+    api: createApiDescription(routes),
   };
-  const server = createHttpServer(host);
+  const server = createHttpServer(config, routes, features, replies);
   let closing: Promise<void> | undefined;
   const close = (graceMs = SHUTDOWN_GRACE_MS): Promise<void> => {
     closing ??= (async () => {
@@ -929,7 +423,7 @@ export function createDaemon(config: Readonly<Config>, clock: Clock = readClock(
       let timer: NodeJS.Timeout | undefined;
       await Promise.race([drained, new Promise<void>((resolve) => (timer = setTimeout(resolve, graceMs)))]);
       clearTimeout(timer);
-      host.report.stop();
+      features.report.stop();
       server.closeAllConnections();
       await Promise.allSettled([presence.close(), game.close(), clock.close()]);
     })();
@@ -938,94 +432,173 @@ export function createDaemon(config: Readonly<Config>, clock: Clock = readClock(
   return { server, close };
 }
 
-// ---- Shared answers: the freshness promise ----
+// ---- Machinery the features share ----
 
-/** The answer of `key`, computed at most every SHARED_ANSWER_MAX_AGE_MS; a failure is shared like an answer. */
-type SharedAnswers = <T extends Reply | Promise<Reply>>(key: string, compute: () => T) => T;
+/** Runs at most `limit` tasks at once, the others in the order they came; a task that fails frees its place too. */
+type Limiter = <T>(task: () => Promise<T>) => Promise<T>;
+
+function createLimiter(limit: number): Limiter {
+  let running = 0;
+  const waiting: Array<() => void> = [];
+  return async (task) => {
+    if (running >= limit) await new Promise<void>((resolve) => waiting.push(resolve));
+    else running++;
+    try {
+      return await task();
+    } finally {
+      const next = waiting.shift();
+      if (next === undefined) running--;
+      else next(); // the place passes on as it is
+    }
+  };
+}
+
+/** Runs the tasks given to it one after another, in order. */
+const createSerialQueue = (): Limiter => createLimiter(1);
+
+/** A read route's answer, made at most every SHARED_ANSWER_MAX_AGE_MS; a failure is shared like an answer. */
+type SharedAnswers = (key: string, compute: () => Promise<Reply>) => Promise<Reply>;
 
 /**
  * docs/api.md#freshness: every read route answers from a read of the host at most 50 ms old, so the daemon's cost
- * under load does not follow the request rate (docs/performance.md: status, players, whitelist, backups, properties,
- * tails). Requests that arrive while a read is under way wait for it instead of starting another. Answers are held
- * as bytes, serialised once; a large one (a tail of long lines) is never held, and at most 16 at once.
+ * under load does not follow the request rate (docs/performance.md: status, whitelist, backups, properties, tails,
+ * metrics). Requests that arrive while a read is under way wait for it instead of starting another. Answers are held
+ * as bytes, serialised once; a large one (a tail of long lines) is never held, and at most 16 at once. Always a
+ * promise: a synchronous path measured no faster (docs/performance.md#shared-answers).
  */
 function createSharedAnswers(): SharedAnswers {
-  const answers = new Map<string, { atMs: number; value: Reply | Promise<Reply> | HttpError }>();
-  const keep = (key: string, atMs: number, value: Reply | Promise<Reply> | HttpError): void => {
-    if (answers.size >= SHARED_ANSWERS_KEPT && !answers.has(key)) {
-      for (const [k, answer] of answers) if (performance.now() - answer.atMs >= SHARED_ANSWER_MAX_AGE_MS) answers.delete(k);
-      if (answers.size >= SHARED_ANSWERS_KEPT) return;
-    }
-    answers.set(key, { atMs, value });
+  const answers = new Map<string, { atMs: number; answer: Promise<Reply> }>();
+  const forget = (key: string, answer: Promise<Reply>): void => {
+    if (answers.get(key)?.answer === answer) answers.delete(key);
   };
-  const asBytes = (reply: Reply): Reply | undefined => {
-    const held = bytesOf(reply);
-    return held.body.length > SHARED_ANSWER_MAX_BYTES ? undefined : held;
-  };
-  return <T extends Reply | Promise<Reply>>(key: string, compute: () => T): T => {
+  return (key, compute) => {
     const now = performance.now();
     const kept = answers.get(key);
-    if (kept !== undefined && now - kept.atMs < SHARED_ANSWER_MAX_AGE_MS) {
-      if (kept.value instanceof HttpError) throw kept.value;
-      return kept.value as T;
-    }
-    let value: T;
-    try {
-      value = compute();
-    } catch (err) {
-      if (err instanceof HttpError) keep(key, now, err);
+    if (kept !== undefined && now - kept.atMs < SHARED_ANSWER_MAX_AGE_MS) return kept.answer;
+    const answer: Promise<Reply> = compute().then((reply) => {
+      const bytes = asBytes(reply);
+      if (bytes.body.length > SHARED_ANSWER_MAX_BYTES) forget(key, answer);
+      return bytes;
+    }, (err: unknown) => {
+      // a refusal (404, 500 of a file) is an answer like another; anything else is not kept
+      if (!(err instanceof HttpError)) forget(key, answer);
       throw err;
+    });
+    if (answers.size >= SHARED_ANSWERS_KEPT && !answers.has(key)) {
+      for (const [k, held] of answers) if (now - held.atMs >= SHARED_ANSWER_MAX_AGE_MS) answers.delete(k);
     }
-    if (value instanceof Promise) {
-      const settled = value.then((reply) => {
-        const bytes = asBytes(reply);
-        if (bytes === undefined) answers.delete(key);
-        else if (answers.get(key)?.value === settled) answers.set(key, { atMs: now, value: bytes });
-        return bytes ?? reply;
-      }, (err: unknown) => {
-        if (!(err instanceof HttpError)) answers.delete(key);
-        throw err;
-      });
-      keep(key, now, settled);
-      return settled as T;
-    }
-    const bytes = asBytes(value as Reply);
-    if (bytes === undefined) return value;
-    keep(key, now, bytes);
-    return bytes as T;
+    if (answers.size < SHARED_ANSWERS_KEPT || answers.has(key)) answers.set(key, { atMs: now, answer });
+    return answer;
   };
-}
-
-// ---- The reply budget: slow readers cannot hold the daemon's memory ----
-
-interface ReplyBudget {
-  /** Whether replies already waiting for slow readers use up the budget: new work is refused with 503. */
-  isSpent(): boolean;
-  /** Counts `bytes` a response could not hand to the kernel at once, until `release` runs. */
-  hold(bytes: number): () => void;
 }
 
 /**
- * docs/api.md#limits-and-protection: the bytes of replies written but not yet taken by the kernel are bounded
- * (32 MiB), whatever the number of clients that do not read. It is looked at when a request arrives, before a
- * tail is read (the costly work), and before a large reply is written.
+ * A condition that holds over many checks (latest.log a FIFO, a full queue): logged when it begins or changes, and
+ * when it ends (with `summary`, or the condition it ended), not at every check.
  */
-function createReplyBudget(): ReplyBudget {
-  let heldBytes = 0;
-  return {
-    isSpent: () => heldBytes >= REPLY_BYTES_IN_FLIGHT_MAX,
-    hold(bytes) {
-      heldBytes += bytes;
-      let released = false;
-      return () => {
-        if (!released) heldBytes -= bytes;
-        released = true;
-      };
-    },
+function createFaultLog(what: string): (fault: string | undefined, summary?: string) => void {
+  let current: string | undefined;
+  return (fault, summary) => {
+    if (fault === current) return;
+    log(fault !== undefined ? `${what}: ${fault}` : `${what}: ${summary ?? `no longer: ${current}`}`);
+    current = fault;
   };
 }
 
-// ---- Host access: the clock and the machine ----
+const delay = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+function log(message: string): void {
+  process.stdout.write(`${new Date().toISOString()} ${message}\n`);
+}
+
+function describeError(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+// ---- Start-up ----
+
+const USAGE = `Usage: node server.js [--generate-key | --help | --version]
+
+Serves the gameserver-api HTTP API (README.md). Configured by environment variables:
+${Object.entries(SETTINGS).map(([name, { help }]) => `  ${name.padEnd(26)}${help}`).join('\n')}
+
+  --generate-key  print a new random API key and exit
+  --help          print this text and exit
+  --version       print the version and exit
+`;
+
+/** Runs the daemon from the process's arguments and environment; exits 78 on a bad setting. */
+export function main(argv: readonly string[]): void {
+  if (argv.includes('--generate-key')) return void process.stdout.write(`${randomBytes(32).toString('base64url')}\n`);
+  if (argv.includes('--help')) return void process.stdout.write(USAGE);
+  if (argv.includes('--version')) return void process.stdout.write(`${VERSION}\n`);
+  if (argv.length > 0) {
+    process.stderr.write(`Unknown argument: ${argv[0]}\n${USAGE}`);
+    process.exit(2);
+  }
+  let config: Readonly<Config>;
+  try {
+    config = readConfig(process.env, process.cwd());
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    process.stderr.write(`${err.message}\n`);
+    return process.exit(EX_CONFIG);
+  }
+  let clock: Clock;
+  try {
+    clock = readClock();
+  } catch (err) {
+    process.stderr.write(`gameserver-api needs Linux's /proc: ${describeError(err)}\n`);
+    return process.exit(1);
+  }
+  const daemon = createDaemon(config, clock);
+  if (config.apiKey === undefined) process.stderr.write(`${NO_KEY_WARNING}\n`);
+  if (process.getuid?.() === 0) process.stderr.write('[WARN] Running as root: run gameserver-api as the game server\'s user instead.\n');
+  if (!fs.existsSync(path.join(config.serverDir, 'server.properties'))) {
+    process.stderr.write(`[WARN] ${config.serverDir} holds no server.properties: is SERVER_DIR the game server's folder?\n`);
+  }
+  const { server } = daemon;
+  server.on('error', (err: NodeJS.ErrnoException) => {
+    const where = `${config.host ?? 'all interfaces'}`;
+    if (err.code === 'EADDRINUSE') process.stderr.write(`PORT ${config.port} is already in use on ${where}.\n`);
+    else if (err.code === 'EACCES') {
+      process.stderr.write(`PORT ${config.port} needs privileges this user lacks (ports below 1024 do, unless CAP_NET_BIND_SERVICE is given).\n`);
+    } else process.stderr.write(`HOST ${JSON.stringify(config.host ?? '')} cannot be listened on: ${err.message}\n`);
+    process.exit(err.code === 'EADDRINUSE' ? 1 : EX_CONFIG);
+  });
+  server.listen(config.port, config.host, () => {
+    const address = server.address();
+    const shown = typeof address === 'object' && address !== null ? `${address.address}:${address.port}` : String(address);
+    process.stdout.write(`${SERVICE_NAME} ${VERSION} listening on ${shown} (${describeConfig(config)})\n`);
+  });
+
+  let stopping = false;
+  const shutdown = (signal: string): void => {
+    if (stopping) return;
+    stopping = true;
+    log(`${signal}: finishing requests in flight, then exiting`);
+    // serv and the game are detached on purpose and never signalled; a report script is ours and ends with us
+    daemon.close(SHUTDOWN_GRACE_MS).then(() => process.exit(0));
+  };
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+  process.on('SIGINT', () => shutdown('SIGINT'));
+  // the journal or a terminal can go away: a line that cannot be written is dropped. Left unhandled, the
+  // EPIPE would reach the handler below, whose own log line fails again, round and round.
+  for (const stream of [process.stdout, process.stderr]) stream.on('error', () => undefined);
+  // docs/api.md#every-response: an exception outside any request (a timer, a watcher) leaves the daemon in a state
+  // nobody knows; systemd restarts it in a known one
+  const fatal = (what: string) => (err: unknown): void => {
+    log(`${what}: ${err instanceof Error ? err.stack : String(err)}`);
+    process.exit(1);
+  };
+  process.on('uncaughtException', fatal('uncaught exception'));
+  process.on('unhandledRejection', fatal('unhandled rejection'));
+}
+
+// ==== The game process and GET /api/status ====
+
+const CLOCK_TICKS_PER_SECOND = 100; // USER_HZ: /proc reports clock_t in 1/100 s on every Linux architecture
+const GAME_NOT_RUNNING = 'Game server is not running.';
 
 interface Clock {
   memTotalBytes: number;
@@ -1059,7 +632,8 @@ function readClock(): Clock {
     secondsSinceBoot,
     startedAtMs: (startTicks) => Date.now() - (secondsSinceBoot() - startTicks / CLOCK_TICKS_PER_SECOND) * 1000,
     // btime moves only when the wall clock is set; a suspend leaves it as it is, like the start ticks
-    startTimeSeconds: (startTicks) => Number(readProcText('/proc/stat', 64 * 1024).match(/^btime (\d+)$/m)?.[1]) + startTicks / CLOCK_TICKS_PER_SECOND,
+    startTimeSeconds: (startTicks) =>
+      Number(readProcText('/proc/stat', 64 * 1024).match(/^btime (\d+)$/m)?.[1]) + startTicks / CLOCK_TICKS_PER_SECOND,
     close: async () => fs.closeSync(uptimeFd),
   };
 }
@@ -1075,13 +649,14 @@ function readProcText(file: string, maxBytes: number): string {
   }
 }
 
-// ---- Host access: the game process in /proc ----
-
 interface GameProcess {
   pid: number;
   startTicks: number; // clock ticks after boot: with the pid, it names this process and no later one
   residentBytes: number; // read when the process was found or checked, for this request
 }
+
+/** A game process as one value: a pid with its start time names one process, never a later one with that pid. */
+const gameIdentity = (game: GameProcess): string => `${game.pid}:${game.startTicks}`;
 
 interface GameFinder {
   /** The game server process, as checked at most 50 ms ago; `fresh` checks (and rescans /proc) now: writes ask for it. */
@@ -1134,7 +709,8 @@ function createGameFinder(config: Readonly<Config>, clock: Clock): GameFinder {
     }
     if (oldest === undefined) return undefined;
     try {
-      followed = { fd: fs.openSync(`/proc/${oldest.pid}/statm`, 'r'), game: { pid: oldest.pid, startTicks: oldest.startTicks, residentBytes: 0 }, checkedAtMs: -Infinity };
+      const fd = fs.openSync(`/proc/${oldest.pid}/statm`, 'r');
+      followed = { fd, game: { pid: oldest.pid, startTicks: oldest.startTicks, residentBytes: 0 }, checkedAtMs: -Infinity };
     } catch {
       return undefined; // it exited meanwhile
     }
@@ -1206,8 +782,67 @@ function isInDir(pid: number, realDir: string): boolean {
   }
 }
 
-// ---- Host access: files ----
+/** `currentVersion` of version_history.json; Paper builds since July 2026 keep it in `.paper/` (docs/formats.md#version-history). */
+function readGameVersion(config: Readonly<Config>): string | undefined {
+  for (const file of [path.join(config.serverDir, '.paper', 'version_history.json'), path.join(config.serverDir, 'version_history.json')]) {
+    try {
+      const history = readJsonFile(file) as { currentVersion?: unknown } | null;
+      if (typeof history?.currentVersion === 'string') return history.currentVersion;
+    } catch {
+      // the spec: version is simply left out when the file is missing or unreadable
+    }
+  }
+  return undefined;
+}
 
+/** `H:MM:SS` with unbounded hours: `49:03:07`. */
+export function formatUptime(seconds: number): string {
+  const s = Math.max(0, Math.floor(seconds));
+  const pad = (n: number): string => String(n).padStart(2, '0');
+  return `${Math.floor(s / 3600)}:${pad(Math.floor(s / 60) % 60)}:${pad(s % 60)}`;
+}
+
+/** Resident memory as a share of the total, truncated to 0.1 % and capped at 99.9 %, as `ps -o %mem` prints it. */
+export function formatMemory(rssBytes: number, totalBytes: number): string {
+  const permille = Math.min(999, Math.floor((rssBytes * 1000) / totalBytes));
+  return `${Math.floor(permille / 10)}.${permille % 10}%`;
+}
+
+interface GameStatus {
+  /** GET /api/status */
+  status(): Promise<Reply>;
+}
+
+function createGameStatus(config: Readonly<Config>, clock: Clock, game: GameFinder, shared: SharedAnswers): GameStatus {
+  return {
+    status: () => shared('status', async () => {
+      const found = game.find();
+      if (found === undefined) return jsonReply({ ok: true, online: false });
+      const version = readGameVersion(config);
+      return jsonReply({
+        ok: true,
+        online: true,
+        pid: found.pid,
+        uptime: formatUptime(clock.secondsSinceBoot() - found.startTicks / CLOCK_TICKS_PER_SECOND),
+        memory: formatMemory(found.residentBytes, clock.memTotalBytes),
+        ...(version === undefined ? {} : { version }),
+      });
+    }),
+  };
+}
+
+const STATUS_ROUTE: RouteAbout = {
+  summary: 'The game server process',
+  description: 'Whether the game\'s Java process runs, with its pid, uptime, memory and version. At most 100 ms old.',
+  answers: {
+    200: success('The process, or online false.', 'Status', { ok: true, online: true, pid: 4242, uptime: '49:03:07', memory: '12.3%', version: 'git-Paper-211 (MC: 1.21.4)' }),
+    503: BUSY_ANSWER,
+  },
+};
+
+// ==== Files, and GET /api/properties ====
+
+const TIMESTAMP_GRANULARITY_MS = 50; // coarse (jiffy) file timestamps before Linux 6.13, with a margin
 const OPEN_FOR_READING = fs.constants.O_RDONLY | fs.constants.O_NONBLOCK | fs.constants.O_NOCTTY;
 
 /**
@@ -1280,81 +915,38 @@ function readSmallFileSync(file: string): Buffer {
   }
 }
 
-/** A small file parsed, or undefined when it does not exist. */
-function readParsedFileIfPresent<T>(file: string, parse: (bytes: Buffer) => T): T | undefined {
-  let bytes: Buffer;
+/** A small JSON file, parsed: 404 when missing, 500 when unreadable or not JSON. */
+function readJsonFile(file: string): unknown {
+  const bytes = readSmallFileSync(file);
   try {
-    bytes = readSmallFileSync(file);
-  } catch (err) {
-    if (err instanceof HttpError && err.status === 404) return undefined;
-    throw err;
-  }
-  return parse(bytes);
-}
-
-/** The same for a file a route needs: a missing one is a 404 `<name> not found`. */
-function readParsedFile<T>(file: string, parse: (bytes: Buffer) => T): T {
-  return parse(readSmallFileSync(file));
-}
-
-function parseJsonFile(name: string): (bytes: Buffer) => unknown {
-  return (bytes) => {
-    try {
-      return JSON.parse(bytes.toString('utf8'));
-    } catch {
-      throw new HttpError(500, `${name} is not valid JSON.`);
-    }
-  };
-}
-
-interface WhitelistEntry {
-  uuid?: unknown;
-  name?: unknown;
-}
-
-const parseWhitelistJson = parseJsonFile('whitelist.json');
-const parseVersionHistory = parseJsonFile('version_history.json');
-const parseUserCache = parseJsonFile('usercache.json');
-
-function parseWhitelist(bytes: Buffer): WhitelistEntry[] {
-  const entries = parseWhitelistJson(bytes);
-  if (!Array.isArray(entries) || !entries.every((e) => typeof e === 'object' && e !== null && !Array.isArray(e))) {
-    throw new HttpError(500, 'whitelist.json is not a JSON array of entries.');
-  }
-  return entries as WhitelistEntry[];
-}
-
-function parseServerProperties(bytes: Buffer): Record<string, string> {
-  try {
-    return parseProperties(bytes);
+    return JSON.parse(bytes.toString('utf8'));
   } catch {
-    throw new HttpError(500, 'server.properties could not be parsed.');
+    throw new HttpError(500, `${path.basename(file)} is not valid JSON.`);
   }
 }
 
-const whitelistPath = (config: Config): string => path.join(config.serverDir, 'whitelist.json');
-const latestLogPath = (config: Config): string => path.join(config.serverDir, 'logs', 'latest.log');
+/** The statuses of a route that reads a file (docs/api.md#files-that-are-not-files). */
+const missingOrUnreadable = (name: string): Record<number, Answer> => ({
+  404: failure(`${name} does not exist.`, `${name} not found`),
+  500: failure(`${name} cannot be read or parsed, or is not a regular file.`, `${name} could not be read.`),
+});
 
-/** whitelist.json's entries, exactly as stored. */
-function readWhitelist(config: Readonly<Config>): WhitelistEntry[] {
-  return readParsedFile(whitelistPath(config), parseWhitelist);
+/**
+ * Whether what was read of a file at `readAtMs` can be taken to be unchanged while its stat stays the same (git's
+ * racy rule, docs/api.md#freshness): not when its mtime is within the timestamp granularity of that moment, since a
+ * write in the same tick would leave the stat as it was. Whole-second mtimes mean a filesystem that keeps seconds.
+ */
+export function isSettled(mtimeMs: number, readAtMs: number): boolean {
+  const granularityMs = mtimeMs % 1000 === 0 ? 1000 : TIMESTAMP_GRANULARITY_MS;
+  return readAtMs - mtimeMs > granularityMs;
 }
 
-function readServerProperties(config: Readonly<Config>): Record<string, string> {
-  return readParsedFile(path.join(config.serverDir, 'server.properties'), parseServerProperties);
-}
-
-/** `currentVersion` of version_history.json; Paper builds since July 2026 keep it in `.paper/` (docs/formats.md#version-history). */
-function readGameVersion(config: Readonly<Config>): string | undefined {
-  for (const file of [path.join(config.serverDir, '.paper', 'version_history.json'), path.join(config.serverDir, 'version_history.json')]) {
-    try {
-      const history = readParsedFileIfPresent(file, parseVersionHistory) as { currentVersion?: unknown } | null | undefined;
-      if (typeof history?.currentVersion === 'string') return history.currentVersion;
-    } catch {
-      // the spec: version is simply left out when the file is unreadable
-    }
-  }
-  return undefined;
+/** A path's stat as a signature, or '' when it is missing or changed too recently to be trusted (isSettled). */
+function settledSignature(file: string): string {
+  const readAtMs = Date.now();
+  const st = fs.statSync(file, { throwIfNoEntry: false });
+  if (st === undefined || !isSettled(st.mtimeMs, readAtMs)) return '';
+  return `${st.dev}:${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}`;
 }
 
 /**
@@ -1384,1564 +976,12 @@ function writeFileAtomic(file: string, text: string): void {
   try { fs.fsyncSync(dir); } finally { fs.closeSync(dir); }
 }
 
-// ---- Host access: log tails ----
-
-interface TailReader {
-  /** The last `count` lines of a file; at most a few such reads run at once, since each may hold TAIL_MAX_BYTES. */
-  read(file: string, count: number): Promise<string[]>;
-}
-
-function createTailReader(replies: ReplyBudget): TailReader {
-  let reading = 0;
-  const waiting: Array<() => void> = [];
-  // the buffers of finished reads, lent to the next ones: off-heap memory that only a collection frees is not asked
-  // for again on every request (docs/performance.md: peak memory); at most TAIL_READS_AT_ONCE are out at once
-  const windows: Buffer[] = [];
-  return {
-    async read(file, count) {
-      while (reading >= TAIL_READS_AT_ONCE) await new Promise<void>((resolve) => waiting.push(resolve));
-      if (replies.isSpent()) {
-        waiting.shift()?.(); // the turn this one was woken for goes to the next, which then finds the budget spent too
-        throw new HttpError(503, BUSY_MESSAGE, { 'Retry-After': '1' });
-      }
-      reading++;
-      try {
-        return await readTail(file, count, windows);
-      } finally {
-        reading--;
-        waiting.shift()?.();
-      }
-    },
-  };
-}
-
-/** The last `count` lines of a file, oldest first, read backwards from the end in growing blocks. */
-export async function readTail(file: string, count: number, windows: Buffer[] = []): Promise<string[]> {
-  const { handle } = await openRegularFile(file);
-  // one buffer, filled from its end and grown by doubling, borrowed from those earlier reads left
-  let window = windows.pop() ?? Buffer.allocUnsafe(TAIL_FIRST_BLOCK_BYTES);
-  try {
-    // the handle pins the inode: a log replaced meanwhile is read whole from the old file
-    for (let attempt = 0; ; attempt++) {
-      const { size } = await handle.stat();
-      let start = size; // file offset of window[filled]
-      let filled = window.length; // window[filled, window.length) holds file[start, size)
-      let blockBytes = TAIL_FIRST_BLOCK_BYTES;
-      let newlines = 0;
-      let truncated = false;
-      // `count` complete lines need `count` + 1 line breaks, the first of which ends an older line
-      while (start > 0 && newlines <= count && size - start < TAIL_MAX_BYTES) {
-        const length = Math.min(blockBytes, start, TAIL_MAX_BYTES - (size - start));
-        if (length > filled) {
-          const grown = Buffer.allocUnsafe(Math.min(TAIL_MAX_BYTES, Math.max(window.length * 2, window.length - filled + length)));
-          window.copy(grown, grown.length - (window.length - filled), filled);
-          filled = grown.length - (window.length - filled);
-          window = grown;
-        }
-        start -= length;
-        filled -= length;
-        const { bytesRead } = await handle.read(window, filled, length, start);
-        if (bytesRead < length) {
-          truncated = true; // the file shrank under us: read it again from its new end
-          break;
-        }
-        for (let i = window.indexOf(10, filled); i !== -1 && i < filled + length; i = window.indexOf(10, i + 1)) newlines++;
-        blockBytes = Math.min(blockBytes * 2, TAIL_BLOCK_MAX_BYTES);
-      }
-      if (truncated && attempt < 3) continue;
-      return lastLines(window.subarray(filled), count, start === 0);
-    }
-  } finally {
-    windows.push(window);
-    await handle.close();
-  }
-}
-
-/** The last `count` lines of the end of a file; only they are decoded (leniently: bad bytes become U+FFFD). */
-function lastLines(data: Buffer, count: number, fromFileStart: boolean): string[] {
-  const end = data.length > 0 && data[data.length - 1] === 10 ? data.length - 1 : data.length; // a final break ends a line
-  let begin = end;
-  let found = 0;
-  while (found < count && begin > 0) {
-    const lineBreak = data.lastIndexOf(10, begin - 1);
-    if (lineBreak === -1) break;
-    begin = lineBreak;
-    found++;
-  }
-  let from: number;
-  if (found === count) from = begin + 1;
-  else if (fromFileStart) from = 0; // the file's first line is whole
-  else if (found > 0) from = begin + 1; // the oldest piece is the end of a longer line
-  else return [];
-  if (from > end || (from === end && data.length === 0)) return [];
-  // line by line: small strings die young, where one string of the whole block would go to V8's large-object space
-  const lines: string[] = [];
-  for (let at = from; at <= end; ) {
-    let lineEnd = data.indexOf(10, at);
-    if (lineEnd === -1 || lineEnd > end) lineEnd = end;
-    lines.push(data.toString('utf8', at, lineEnd > at && data[lineEnd - 1] === 13 ? lineEnd - 1 : lineEnd));
-    at = lineEnd + 1;
-  }
-  return lines;
-}
-
-// ---- Host access: presence from latest.log ----
-
-/** A game session as its log tells it: who is online, and whether the server is shutting down. */
-interface Session {
-  players: Set<string>;
-  stopping: boolean;
-  reply?: Reply; // GET /api/players/online's answer for this view, made once (docs/performance.md: players online)
-}
-
-const newSession = (): Session => ({ players: new Set(), stopping: false });
-
-interface Presence {
-  /** Who is online, after parsing what was appended to latest.log since the last call; at once when nothing was. */
-  read(game: GameProcess): Session | Promise<Session>;
-  /** Whether what was already read says this game is shutting down: no I/O, so the console never waits for the log. */
-  isKnownStopping(game: GameProcess): boolean;
-  /** Calls `listener` with each change that lines parsed from now on make (live events), or stops with undefined. */
-  listen(listener: PresenceListener | undefined): void;
-  /** The game process whose log lines were parsed last. */
-  followedGame(): string | undefined;
-  close(): Promise<void>;
-}
-
-interface FollowedLog {
-  handle: fs.promises.FileHandle; // the log followed: it keeps a rolled file readable to its end
-  dev: number;
-  ino: number;
-  head: Buffer; // the file's first bytes: a copy-and-truncate that has grown again changes them
-  size: number; // the size the view below was computed for
-  mtimeMs: number; // and the mtime
-  settled: boolean; // whether a write since could have left size and mtime as they were (isSettled)
-  offset: number; // bytes parsed into `session`: always the end of a complete line
-  skipping: boolean; // inside a line longer than a chunk: no event, skip to its end
-  game: string; // the game process the players belong to
-  session: Session;
-  view: Session; // the session plus the effect of a final unterminated line
-}
-
-const gameIdentity = (game: GameProcess): string => `${game.pid}:${game.startTicks}`;
-
-/**
- * Whether what was read of a file at `readAtMs` can be taken to be unchanged while its stat stays the same (git's
- * racy rule, docs/api.md#freshness): not when its mtime is within the timestamp granularity of that moment, since a
- * write in the same tick would leave the stat as it was. Whole-second mtimes mean a filesystem that keeps seconds.
- */
-export function isSettled(mtimeMs: number, readAtMs: number): boolean {
-  const granularityMs = mtimeMs % 1000 === 0 ? 1000 : TIMESTAMP_GRANULARITY_MS;
-  return readAtMs - mtimeMs > granularityMs;
-}
-
-/**
- * Presence (docs/formats.md#presence-lines): only bytes appended since the last call are parsed, and only lines that
- * hold an event text are decoded. Players belong to one game process: a new process starts with nobody, and a log or
- * archive of an earlier run never gives players to the running one.
- */
-function createPresence(config: Readonly<Config>, clock: Clock): Presence {
-  const file = latestLogPath(config);
-  let listener: PresenceListener | undefined;
-  let followed: FollowedLog | undefined;
-  let queue: Promise<unknown> = Promise.resolve();
-  let chunk: Buffer | undefined; // updates run one at a time, so they share one
-
-  const follow = async (session: Session, game: string): Promise<FollowedLog> => {
-    const { handle, stat } = await openRegularFile(file);
-    return { handle, dev: stat.dev, ino: stat.ino, head: Buffer.alloc(0), size: -1, mtimeMs: -1, settled: false, offset: 0, skipping: false, game, session, view: session };
-  };
-
-  /** Whether the file still starts as it did, and a line still ends where parsing stopped. */
-  const isSameContent = async (state: FollowedLog): Promise<boolean> => {
-    const probe = Buffer.alloc(state.head.length + 1);
-    if (state.head.length > 0) await state.handle.read(probe, 0, state.head.length, 0);
-    if (!probe.subarray(0, state.head.length).equals(state.head)) return false;
-    if (state.offset === 0) return true;
-    await state.handle.read(probe, 0, 1, state.offset - 1);
-    return probe[0] === 10;
-  };
-
-  /** Parses [offset, size) into the state in chunks; returns whether a session start was seen. */
-  const parseAppended = async (state: FollowedLog, size: number): Promise<boolean> => {
-    let sawStart = false;
-    let tail: string | undefined;
-    chunk ??= Buffer.allocUnsafe(PRESENCE_CHUNK_BYTES);
-    while (state.offset < size) {
-      const { bytesRead } = await state.handle.read(chunk, 0, Math.min(chunk.length, size - state.offset), state.offset);
-      if (bytesRead === 0) break;
-      const data = chunk.subarray(0, bytesRead);
-      if (state.head.length < HEAD_BYTES && state.offset === 0) state.head = Buffer.from(data.subarray(0, HEAD_BYTES));
-      if (state.skipping) {
-        const end = data.indexOf(10);
-        state.offset += end === -1 ? bytesRead : end + 1;
-        state.skipping = end === -1;
-        continue;
-      }
-      const lastBreak = data.lastIndexOf(10);
-      if (lastBreak === -1) {
-        if (bytesRead === PRESENCE_CHUNK_BYTES) {
-          state.offset += bytesRead; // a line longer than a chunk holds no event: skip to its end
-          state.skipping = true;
-          continue;
-        }
-        if (bytesRead <= PRESENCE_LINE_MAX_BYTES) tail = data.toString('utf8'); // an unterminated last line
-        break;
-      }
-      const game = state.game;
-      const told = listener === undefined ? undefined : (change: PresenceChange): void => listener!(change, game);
-      if (applyEventLines(state.session, data, lastBreak, told)) sawStart = true;
-      state.offset += lastBreak + 1;
-    }
-    // log4j writes a line with one write: a final line that matches in full counts now, and is read again,
-    // whole, once more bytes arrive (the offset stays at its start)
-    const view = { players: new Set(state.session.players), stopping: state.session.stopping };
-    if (tail !== undefined && applyPresenceLine(view, tail)) sawStart = true;
-    state.size = size;
-    state.view = view;
-    return sawStart;
-  };
-
-  const update = async (game: GameProcess): Promise<Session> => {
-    const readAtMs = Date.now();
-    const identity = gameIdentity(game);
-    let state = followed;
-    if (state !== undefined && state.game !== identity) {
-      // what the earlier process wrote last (its shutdown, its players leaving) is its own, not the new one's
-      await parseAppended(state, (await state.handle.stat()).size);
-      state.session = newSession(); // a new game process: everyone was disconnected
-      state.game = identity;
-    }
-    let st: fs.Stats | undefined;
-    try {
-      st = fs.statSync(file, { throwIfNoEntry: false });
-    } catch (err) {
-      throw fileError(err, 'latest.log');
-    }
-    if (st === undefined) {
-      // docs/api.md#get-apiplayersonline: the server runs but has no log (yet): nobody online
-      await state?.handle.close();
-      followed = undefined;
-      return newSession();
-    }
-    if (!st.isFile()) throw new HttpError(500, 'latest.log is not a regular file.');
-    // a log last written before this process started is an earlier run's, until log4j rolls it at the first
-    // line of this run: neither its players nor its shutdown belong to this game
-    const startedAtMs = clock.startedAtMs(game.startTicks);
-    if (st.mtimeMs < startedAtMs) return newSession();
-    if (state !== undefined && (state.dev !== st.dev || state.ino !== st.ino)) {
-      // log4j rolled latest.log (at start-up, or at midnight while the game runs): what was written to the old
-      // file since the last call is read first, through the handle; the same process keeps its players
-      await parseAppended(state, (await state.handle.stat()).size);
-      await state.handle.close();
-      followed = undefined;
-      followed = state = await follow(state.session, identity);
-    } else if (state !== undefined && (st.size < state.offset || !(await isSameContent(state)))) {
-      // truncated in place (log4j's copy-and-truncate fallback), perhaps already written again
-      Object.assign(state, { offset: 0, skipping: false, head: Buffer.alloc(0) });
-    }
-    if (state === undefined) {
-      state = await follow(newSession(), identity);
-      if (!(await parseAppended(state, (await state.handle.stat()).size))) {
-        // the daemon starts after a midnight roll: the session's start is in the archives
-        Object.assign(state, { session: await sessionFromArchives(path.dirname(file), startedAtMs), offset: 0, skipping: false });
-      }
-      followed = state;
-    }
-    const now = await state.handle.stat();
-    await parseAppended(state, now.size);
-    state.mtimeMs = now.mtimeMs;
-    state.settled = isSettled(now.mtimeMs, readAtMs);
-    return state.view;
-  };
-
-  return {
-    read(game) {
-      const current = followed;
-      let st: fs.Stats | undefined;
-      try {
-        st = fs.statSync(file, { throwIfNoEntry: false });
-      } catch {
-        st = undefined;
-      }
-      // only appends are looked for: the same inode, size and mtime mean nothing new, once that stat can be trusted
-      if (st !== undefined && current?.settled && current.ino === st.ino && current.dev === st.dev && current.size === st.size
-        && current.mtimeMs === st.mtimeMs && current.game === gameIdentity(game)) {
-        return current.view;
-      }
-      // one update at a time: concurrent callers wait for it and then find it done
-      const next = queue.then(() => update(game));
-      queue = next.catch(() => undefined);
-      return next;
-    },
-    isKnownStopping: (game) => followed !== undefined && followed.game === gameIdentity(game) && followed.view.stopping,
-    listen: (next) => (listener = next),
-    followedGame: () => followed?.game,
-    async close() {
-      await queue;
-      await followed?.handle.close();
-      followed = undefined;
-    },
-  };
-}
-
-/** A change of a session that a live event reports. */
-type PresenceChange = { kind: 'joined' | 'left'; player: string } | { kind: 'stopping' };
-type PresenceListener = (change: PresenceChange, game: string) => void;
-
-/** Applies one log line to a session, telling `listener` what changed; returns whether it was a session start. */
-function applyPresenceLine(session: Session, line: string, listener?: (change: PresenceChange) => void): boolean {
-  const event = parsePresenceLine(line);
-  if (event === null) return false;
-  if (event.kind === 'reset') {
-    if (listener !== undefined) for (const player of session.players) listener({ kind: 'left', player });
-    session.players.clear();
-    session.stopping = false;
-    return true;
-  }
-  // a player's second login (another location) kicks the first session; a set keeps one entry
-  if (event.kind === 'join') {
-    if (!session.players.has(event.name)) listener?.({ kind: 'joined', player: event.name });
-    session.players.add(event.name);
-  } else if (event.kind === 'leave') {
-    if (session.players.delete(event.name)) listener?.({ kind: 'left', player: event.name });
-  } else {
-    // vanilla logs `Stopping the server`, then `Stopping server`: one shutdown
-    if (!session.stopping) listener?.({ kind: 'stopping' });
-    session.stopping = true;
-  }
-  return false;
-}
-
-// Every event line holds one of these. While following a log they are looked for in its raw bytes
-// (Buffer.indexOf): a chunk of chat and chunk loading is never decoded at all.
-const EVENT_HINTS = [' the game', ' logged in with', ' lost connection: ', 'Starting minecraft', 'Stopping '];
-const EVENT_NEEDLES = EVENT_HINTS.map((hint) => Buffer.from(hint));
-
-/** Applies the event lines among the whole lines of data[0, end); returns whether a session start was seen. */
-function applyEventLines(session: Session, data: Buffer, end: number, listener?: (change: PresenceChange) => void): boolean {
-  let sawStart = false;
-  const next = EVENT_NEEDLES.map((needle) => data.indexOf(needle));
-  for (let pos = 0; pos < end; ) {
-    let hit = -1;
-    for (let i = 0; i < next.length; i++) {
-      // each needle's search only moves forward: a chunk is read once per needle, whatever the event count
-      if (next[i] !== -1 && next[i] < pos) next[i] = data.indexOf(EVENT_NEEDLES[i], pos);
-      if (next[i] !== -1 && (hit === -1 || next[i] < hit)) hit = next[i];
-    }
-    if (hit === -1 || hit >= end) break;
-    const lineStart = hit === 0 ? 0 : data.lastIndexOf(10, hit - 1) + 1;
-    const lineEnd = data.indexOf(10, hit);
-    // only whole lines are decoded, so a UTF-8 sequence is never split; a very long one is no event
-    if (lineEnd - lineStart <= PRESENCE_LINE_MAX_BYTES && applyPresenceLine(session, data.toString('utf8', lineStart, lineEnd), listener)) sawStart = true;
-    pos = lineEnd + 1;
-  }
-  return sawStart;
-}
-
-const ARCHIVE_NAME = /^(\d{4})-(\d\d)-(\d\d)-\d+\.log\.gz$/;
-
-/**
- * The session at the end of the newest `logs/*.log.gz` archives, read back to its start (bounded in files and
- * bytes) — but only when that start is this process's: its archive's date and its line's time of day, in the
- * host's time zone, no earlier than the process started (docs/formats.md#midnight-roll). An archive rolled when
- * this process started holds an earlier run, and its players were never this game's.
- */
-async function sessionFromArchives(logDir: string, startedAtMs: number): Promise<Session> {
-  let names: string[];
-  try {
-    names = fs.readdirSync(logDir).filter((name) => ARCHIVE_NAME.test(name));
-  } catch {
-    return newSession();
-  }
-  const newestFirst = names
-    .map((name) => ({ name, mtimeMs: fs.statSync(path.join(logDir, name), { throwIfNoEntry: false })?.mtimeMs ?? 0 }))
-    .sort((a, b) => b.mtimeMs - a.mtimeMs || b.name.localeCompare(a.name, 'en', { numeric: true }))
-    .slice(0, ARCHIVE_MAX_FILES);
-  const texts: string[] = [];
-  let budget = ARCHIVE_MAX_BYTES;
-  for (const { name } of newestFirst) {
-    const text = budget > 0 ? await gunzipFile(path.join(logDir, name), budget) : undefined;
-    if (text === undefined) return newSession();
-    budget -= text.length;
-    texts.unshift(text);
-    const start = text.split('\n').reverse().find((line) => parsePresenceLine(line)?.kind === 'reset');
-    if (start === undefined) continue;
-    const [, year, month, day] = ARCHIVE_NAME.exec(name)!;
-    const clock = /(\d\d):(\d\d):(\d\d)/.exec(start.slice(0, 64));
-    if (clock === null) return newSession();
-    const startMs = new Date(Number(year), Number(month) - 1, Number(day), Number(clock[1]), Number(clock[2]), Number(clock[3])).getTime();
-    if (startMs < startedAtMs - SESSION_START_SLACK_MS) return newSession();
-    const session = newSession();
-    for (const archived of texts) for (const line of archived.split('\n')) applyPresenceLine(session, line);
-    return session;
-  }
-  return newSession(); // no start within the bound: nothing can be said of this process's players
-}
-
-async function gunzipFile(file: string, maxBytes: number): Promise<string | undefined> {
-  let opened: { handle: fs.promises.FileHandle; stat: fs.Stats };
-  try {
-    opened = await openRegularFile(file);
-  } catch {
-    return undefined;
-  }
-  let bytes: Buffer;
-  try {
-    if (opened.stat.size > maxBytes) return undefined;
-    bytes = await opened.handle.readFile();
-  } catch {
-    return undefined;
-  } finally {
-    await opened.handle.close();
-  }
-  return new Promise((resolve) => gunzip(bytes, { maxOutputLength: maxBytes }, (err, text) => resolve(err ? undefined : text.toString('utf8'))));
-}
-
-// ---- Host access: backups ----
-
-interface Backups {
-  /** Launches `serv backup -s` unless a backup already runs on the host. */
-  start(): Promise<void>;
-}
-
-// serv backup -s runs with this in its environment, set to BACKUP_DIR, and so does everything it starts: a later
-// run of the daemon finds a backup of the same folder in /proc by it (docs/api.md#post-apibackup)
-const BACKUP_MARKER_NAME = 'GAMESERVER_API_BACKUP';
-
-function createBackups(config: Readonly<Config>): Backups {
-  let launching = false;
-  return {
-    async start() {
-      // taken before the spawn is awaited: requests pipelined on one connection arrive in the same turn
-      if (launching || isBackupRunning(config.backupDir)) throw new HttpError(409, 'A backup is already running.');
-      launching = true;
-      try {
-        await launchServ(config, ['backup', '-s'], { [BACKUP_MARKER_NAME]: config.backupDir });
-      } finally {
-        launching = false;
-      }
-    },
-  };
-}
-
-/** An archive as GET /api/backups lists it (and backup.finished carries it). */
-interface BackupEntry {
-  name: string;
-  type: BackupType;
-  size: string;
-  bytes: number;
-  created: string;
-}
-
-/** The `.tar.gz` archives of a folder, newest first (docs/api.md#get-apibackups). */
-function listBackups(dir: string): { ok: true; count: number; backups: BackupEntry[] } {
-  const name = path.basename(dir);
-  let entries: string[];
-  try {
-    if (!fs.statSync(dir).isDirectory()) throw new Error('not a directory');
-    entries = fs.readdirSync(dir).filter((entry) => entry.endsWith('.tar.gz'));
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new HttpError(404, `${name} not found`);
-    throw new HttpError(500, `${name} could not be read.`);
-  }
-  const files: Array<{ name: string; bytes: number; mtimeMs: number }> = [];
-  for (const entry of entries) {
-    // a file may vanish between the listing and its stat, and a FIFO is no archive: neither is listed
-    const file = fs.statSync(path.join(dir, entry), { throwIfNoEntry: false });
-    if (file?.isFile()) files.push({ name: entry, bytes: file.size, mtimeMs: file.mtimeMs });
-  }
-  files.sort((a, b) => b.mtimeMs - a.mtimeMs || a.name.localeCompare(b.name));
-  const backups = files.map((f): BackupEntry => ({
-    name: f.name,
-    type: backupType(f.name),
-    size: formatSize(f.bytes),
-    bytes: f.bytes,
-    created: new Date(f.mtimeMs).toISOString(),
-  }));
-  return { ok: true, count: backups.length, backups };
-}
-
-/** Whether a process started with the marker of this backup folder still runs (a zombie's environment is empty). */
-function isBackupRunning(backupDir: string): boolean {
-  const marker = `${BACKUP_MARKER_NAME}=${backupDir}\0`;
-  for (const entry of fs.readdirSync('/proc')) {
-    if (!/^[0-9]+$/.test(entry)) continue;
-    try {
-      const environ = fs.readFileSync(`/proc/${entry}/environ`, 'latin1');
-      if (environ.startsWith(marker) || environ.includes(`\0${marker}`)) return true;
-    } catch {
-      // exited meanwhile, or another user's process
-    }
-  }
-  return false;
-}
-
-// ---- Host access: the report script ----
-
-interface ReportRunner {
-  /** The report, from at most one script run at a time, reused for a few seconds whatever the number of callers. */
-  read(): Promise<string>;
-  /** Ends a running script and everything it started (the daemon is stopping). */
-  stop(): void;
-}
-
-function createReportRunner(config: Readonly<Config>): ReportRunner {
-  let cache: { atMs: number; result: Promise<string> } | undefined;
-  let running: ChildProcess | undefined;
-  return {
-    read() {
-      if (cache === undefined || performance.now() - cache.atMs > REPORT_REUSE_MS) {
-        const result = runReportScript(config, (child) => (running = child));
-        cache = { atMs: Number.POSITIVE_INFINITY, result };
-        // the reuse window starts when the run ends, so a slow script is never started twice at once
-        const settle = (): void => {
-          running = undefined;
-          cache = { atMs: performance.now(), result };
-        };
-        result.then(settle, settle);
-      }
-      return cache.result;
-    },
-    stop() {
-      if (running?.pid !== undefined) killGroup(running.pid);
-    },
-  };
-}
-
-function killGroup(pid: number): void {
-  try {
-    process.kill(-pid, 'SIGKILL');
-  } catch {
-    // already gone
-  }
-}
-
-function runReportScript(config: Readonly<Config>, started: (child: ChildProcess) => void): Promise<string> {
-  return new Promise((resolve, reject) => {
-    let child: ChildProcess;
-    try {
-      // its own process group, so a timeout can end everything it started
-      child = spawn(config.reportScript, [], { detached: true, stdio: ['ignore', 'pipe', 'inherit'], env: config.childEnv });
-    } catch (err) {
-      log(`report script could not be started: ${describeError(err)}`);
-      return reject(new HttpError(500, 'The report script could not be started.'));
-    }
-    started(child);
-    const chunks: Buffer[] = [];
-    let bytes = 0;
-    let failure: HttpError | undefined;
-    let settled = false;
-    let drainTimer: NodeJS.Timeout | undefined;
-    // settles once, from whichever comes first; a process that left the group (setsid) may hold stdout open
-    // for ever, so the pipe is closed here rather than waited for
-    const settle = (): void => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      clearTimeout(drainTimer);
-      child.stdout!.destroy();
-      const text = Buffer.concat(chunks).toString('utf8');
-      // docs/api.md#get-apireport: a non-zero exit with output still counts
-      if (failure === undefined && text.trim() === '') failure = new HttpError(500, 'The report script printed nothing.');
-      if (failure !== undefined) reject(failure);
-      else resolve(text);
-    };
-    const timer = setTimeout(() => {
-      failure ??= new HttpError(500, 'The report script timed out after 10 s.');
-      if (child.pid !== undefined) killGroup(child.pid);
-      settle();
-    }, REPORT_TIMEOUT_MS);
-    child.stdout!.on('data', (chunk: Buffer) => {
-      bytes += chunk.length;
-      if (bytes <= REPORT_MAX_BYTES) chunks.push(chunk);
-    });
-    child.once('error', (err) => {
-      log(`report script could not be started: ${describeError(err)}`);
-      failure ??= new HttpError(500, 'The report script could not be started.');
-      settle();
-    });
-    child.once('exit', () => {
-      // what the script left behind in its group is ended; output already written is still read
-      if (child.pid !== undefined) killGroup(child.pid);
-      drainTimer = setTimeout(settle, REPORT_DRAIN_MS);
-    });
-    child.once('close', settle);
-  });
-}
-
-// ---- Host access: the game console (tmux) and serv ----
-
-interface GameConsole {
-  /** Types a command into the game's console and presses Enter, in its turn; throws the 409/503 that says why not. */
-  send(command: string): Promise<void>;
-  /** The same, then the lines the game logged in reply (docs/api.md#command-output); 429 when 8 already wait. */
-  sendForOutput(command: string): Promise<string[]>;
-  /**
-   * The same, then `watch` reads the log from where it ended when the command was typed: no other command is typed
-   * until it returns, so no other command's reply can fall into what it reads (a whitelist edit's verdict).
-   */
-  sendAndWatch<T>(command: string, watch: (log: LogReader, mark: LogMark) => Promise<T>): Promise<T>;
-}
-
-interface Pane {
-  id: string; // %N: unique on the tmux server, whichever window or pane is active
-  tty: string;
-  inMode: boolean;
-  mode: string;
-  synchronized: boolean;
-  dead: boolean;
-  pid: number;
-}
-
-// `|`, not a tab: without a UTF-8 locale tmux prints control characters as `_`; no field can hold a `|`
-const PANE_FORMAT = ['#{pane_id}', '#{pane_tty}', '#{pane_in_mode}', '#{pane_mode}', '#{synchronize-panes}', '#{pane_dead}', '#{pane_pid}'].join('|');
-
-/**
- * The console (docs/api.md#console-delivery): one command at a time (two callers would interleave their keys), typed
- * literally into the pane whose terminal is the game's own, by its pane id, and only when nothing but the game would
- * read it: a shell in the pane would run it as a command line.
- */
-function createGameConsole(config: Readonly<Config>, game: GameFinder, presence: Presence): GameConsole {
-  let stopSentTo = ''; // the game process this daemon typed `stop` into
-
-  const tmux = (args: readonly string[]): Promise<string> => {
-    const socket = config.tmuxSocket === undefined ? [] : ['-S', config.tmuxSocket];
-    return new Promise((resolve, reject) => {
-      execFile('tmux', [...socket, ...args], { timeout: TMUX_TIMEOUT_MS, maxBuffer: 64 * 1024, env: config.childEnv }, (err, stdout) =>
-        err ? reject(err) : resolve(stdout),
-      );
-    });
-  };
-  const unavailable = (why: string): HttpError => new HttpError(503, `${CONSOLE_UNAVAILABLE}${why}`);
-
-  const deliver = async (command: string): Promise<void> => {
-    const found = game.find({ fresh: true });
-    if (found === undefined) throw new HttpError(409, 'Game server is not running.');
-    // while it shuts down the game is still the pane's process but reads no more: a line typed now waits in the
-    // terminal for whatever reads it next. Only what is already known counts: delivery never waits for the log.
-    if (stopSentTo === gameIdentity(found) || presence.isKnownStopping(found)) throw unavailable('the game server is stopping.');
-    let listing: string;
-    try {
-      // `=name:` with its colon: tmux 3.3 resolves `=name` alone to another session whose name begins with it
-      listing = await tmux(['list-panes', '-s', '-t', `=${config.tmuxSession}:`, '-F', PANE_FORMAT]);
-    } catch (err) {
-      log(`console check failed: ${describeError(err)}`);
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw unavailable('tmux is not installed.');
-      throw unavailable(`the tmux session "${config.tmuxSession}" was not found.`);
-    }
-    const stat = readProcStat(found.pid);
-    if (stat === undefined) throw new HttpError(409, 'Game server is not running.');
-    const pane = parsePaneList(listing).find((p) => ttyNumber(p.tty) === stat.ttyNr && stat.ttyNr !== 0);
-    if (pane === undefined) throw unavailable(`the game server does not run in a pane of the tmux session "${config.tmuxSession}".`);
-    if (pane.dead) throw unavailable('its tmux pane is dead.');
-    // copy mode takes the keys as its own commands: a `stop` would be swallowed, and `q` typed by us would leave it
-    if (pane.inMode) throw unavailable(`its tmux pane is in ${pane.mode || 'a mode'}; leave that mode (press q in the pane) and try again.`);
-    if (pane.synchronized) {
-      throw unavailable('synchronize-panes is on in its tmux window, so the keys would also reach its other panes; turn it off with: tmux set-window-option synchronize-panes off.');
-    }
-    if (config.consoleShellPane !== 'allow' && isInteractiveShell(readCmdline(pane.pid))) {
-      throw unavailable(`the game server was typed into an interactive shell in its tmux pane, which would read the command if the game exited first; start the game as the pane's command (tmux new-session -d -s ${config.tmuxSession} 'java …') or set CONSOLE_SHELL_PANE=allow.`);
-    }
-    // last, so that the moment between this check and the keys is as short as it can be: the game's process group
-    // must be its terminal's foreground group (a suspended game or a background job is not)
-    const now = readProcStat(found.pid);
-    if (now === undefined || now.startTicks !== found.startTicks) throw new HttpError(409, 'Game server is not running.');
-    if (now.tpgid !== now.pgrp) throw unavailable('the game server is not the foreground process of its tmux pane.');
-    // text and Enter in one tmux command sequence (`;`), so no other client's keys come between them
-    await tmux(['send-keys', '-t', pane.id, '-l', '--', command, ';', 'send-keys', '-t', pane.id, 'Enter']);
-    // vanilla's stop takes no argument (`stop now` is refused and the game runs on); any other shutdown shows in its log
-    if (command === 'stop' || command === '/stop') stopSentTo = gameIdentity(found);
-  };
-
-  // docs/api.md#command-output: one command at a time, each with its window: the next is typed once the window
-  // before it closed, so what a window reads holds no reply to a command typed during it
-  const turns = createSerialQueue();
-  const latestLog = createLogReader(latestLogPath(config));
-  let outputWaiting = 0;
-  const sendAndWatch = <T>(command: string, watch: (log: LogReader, mark: LogMark) => Promise<T>): Promise<T> => turns(async () => {
-    const mark = latestLog.mark();
-    await deliver(command);
-    return watch(latestLog, mark);
-  });
-  const sendForOutput = (command: string): Promise<string[]> => {
-    // the window open now does not count: at most 8 wait behind it
-    if (outputWaiting >= OUTPUT_WAITING_MAX) return Promise.reject(new HttpError(429, 'Too many commands waiting for output; try again.'));
-    outputWaiting++;
-    return turns(async () => {
-      outputWaiting--;
-      const mark = latestLog.mark();
-      await deliver(command);
-      return collectOutput(latestLog, mark);
-    });
-  };
-  return { send: (command) => turns(() => deliver(command)), sendForOutput, sendAndWatch };
-}
-
-/**
- * The game's reply to a command (docs/api.md#command-output): the server thread's lines logged after the command was
- * sent, nothing a player said or did, addresses masked, as message texts; until 300 ms pass without a new one once one
- * came, 2 s after the first whatever still arrives, or 3 s when none comes; at most 100 lines and 64 KiB.
- */
-async function collectOutput(log: LogReader, mark: LogMark): Promise<string[]> {
-  const output: string[] = [];
-  let bytes = 0;
-  const sentAtMs = performance.now();
-  let firstLineAtMs = 0;
-  let lastLineAtMs = 0;
-  for (;;) {
-    const now = performance.now();
-    if (output.length === 0 ? now - sentAtMs >= OUTPUT_FIRST_LINE_MS : now - lastLineAtMs >= OUTPUT_QUIET_MS || now - firstLineAtMs >= OUTPUT_WINDOW_MS) return output;
-    await delay(LOG_POLL_MS);
-    for (const raw of await log.linesSince(mark)) {
-      const line = parseLogLine(raw);
-      if (line === null || !isConsoleReply(line)) continue;
-      const text = maskAddresses(line.message);
-      bytes += Buffer.byteLength(text);
-      if (output.length >= OUTPUT_MAX_LINES || bytes > OUTPUT_MAX_BYTES) return output;
-      output.push(text);
-      lastLineAtMs = performance.now();
-      if (output.length === 1) firstLineAtMs = lastLineAtMs;
-    }
-  }
-}
-
-const delay = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** Runs the tasks given to it one after another, in order; a task that fails does not stop the ones after it. */
-function createSerialQueue(): <T>(task: () => Promise<T>) => Promise<T> {
-  let last: Promise<unknown> = Promise.resolve();
-  return (task) => {
-    const run = last.then(task);
-    last = run.catch(() => undefined);
-    return run;
-  };
-}
-
-interface LogMark {
-  dev: number;
-  ino: number;
-  offset: number; // the end of the last complete line taken
-}
-
-interface LogReader {
-  /** Where latest.log ends now: what follows is written after this moment. */
-  mark(): LogMark;
-  /** The complete lines written since `mark`, which moves past them; a log rolled meanwhile is read from its start. */
-  linesSince(mark: LogMark): Promise<string[]>;
-}
-
-function createLogReader(file: string): LogReader {
-  return {
-    mark() {
-      const st = fs.statSync(file, { throwIfNoEntry: false });
-      return st?.isFile() ? { dev: st.dev, ino: st.ino, offset: st.size } : { dev: -1, ino: -1, offset: 0 };
-    },
-    async linesSince(mark) {
-      let opened: { handle: fs.promises.FileHandle; stat: fs.Stats };
-      try {
-        opened = await openRegularFile(file);
-      } catch {
-        return []; // no log (yet): no output
-      }
-      const { handle, stat } = opened;
-      try {
-        if (stat.dev !== mark.dev || stat.ino !== mark.ino || stat.size < mark.offset) Object.assign(mark, { dev: stat.dev, ino: stat.ino, offset: 0 });
-        const length = Math.min(stat.size - mark.offset, LOG_READ_MAX_BYTES);
-        if (length <= 0) return [];
-        const buffer = Buffer.allocUnsafe(length);
-        const { bytesRead } = await handle.read(buffer, 0, length, mark.offset);
-        const end = buffer.lastIndexOf(10, bytesRead - 1);
-        if (end === -1) {
-          if (bytesRead === LOG_READ_MAX_BYTES) mark.offset += bytesRead; // one enormous line: no reply text
-          return [];
-        }
-        mark.offset += end + 1;
-        return buffer.toString('utf8', 0, end).split('\n').map((line) => (line.endsWith('\r') ? line.slice(0, -1) : line));
-      } finally {
-        await handle.close();
-      }
-    },
-  };
-}
-
-export function parsePaneList(listing: string): Pane[] {
-  return listing.split('\n').filter((line) => line !== '').map((line) => {
-    const [id, tty, inMode, mode, synchronized, dead, pid] = line.split('|');
-    return { id, tty, inMode: inMode === '1', mode, synchronized: synchronized === '1', dead: dead === '1', pid: Number(pid) };
-  });
-}
-
-/** The tty_nr /proc/PID/stat gives for a terminal device: major in bits 8-15 (and up), minor split around it. */
-function ttyNumber(ttyPath: string): number | undefined {
-  const st = ttyPath === '' ? undefined : fs.statSync(ttyPath, { throwIfNoEntry: false });
-  if (st === undefined || !st.isCharacterDevice()) return undefined;
-  // dev_t as glibc packs it
-  const major = ((st.rdev >> 8) & 0xfff) | (Math.floor(st.rdev / 2 ** 32) & ~0xfff);
-  const minor = (st.rdev & 0xff) | ((st.rdev >> 12) & ~0xff);
-  return (minor & 0xff) | (major << 8) | ((minor & ~0xff) << 12);
-}
-
-function readCmdline(pid: number): string[] {
-  try {
-    return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter((arg, i, all) => arg !== '' || i < all.length - 1);
-  } catch {
-    return [];
-  }
-}
-
-/** Starts `serv <args>` in its own process group with our stdout and stderr; resolves once it exists. */
-function launchServ(config: Readonly<Config>, args: readonly string[], extraEnv: Record<string, string> = {}): Promise<ChildProcess> {
-  const what = `serv ${args.join(' ')}`;
-  return new Promise((resolve, reject) => {
-    let child: ChildProcess;
-    try {
-      child = spawn(config.servBin, args, {
-        detached: true, // own process group: a Ctrl-C to us or our exit does not reach it
-        stdio: ['ignore', 'inherit', 'inherit'], // straight to the journal: a pipe of ours would break when we restart
-        env: { ...config.childEnv, ...extraEnv },
-      });
-    } catch (err) {
-      log(`${what} could not be started: ${describeError(err)}`);
-      return reject(new HttpError(500, 'Internal server error'));
-    }
-    child.once('error', (err) => {
-      log(`${what} could not be started: ${describeError(err)}`);
-      reject(new HttpError(500, 'Internal server error'));
-    });
-    child.once('spawn', () => {
-      child.unref();
-      child.once('exit', (code, signal) => log(`${what} (pid ${child.pid}) exited with ${signal ?? `status ${code}`}`));
-      resolve(child);
-    });
-  });
-}
-
-// ---- Host access: whitelist edits and player profiles ----
-
-interface WhitelistEditor {
-  edit(action: 'add' | 'remove', player: string): Promise<Reply>;
-}
-
-/**
- * docs/api.md#post-apiwhitelistadd-and-remove: a running server owns whitelist.json and would overwrite a direct edit, so it
- * gets the console command; a stopped one has its file edited atomically. One edit at a time: two
- * read-modify-write cycles would lose one of the changes.
- */
-function createWhitelistEditor(config: Readonly<Config>, game: GameFinder, gameConsole: GameConsole): WhitelistEditor {
-  const edits = createSerialQueue();
-  const file = whitelistPath(config);
-  const isNamed = (player: string) => (e: WhitelistEntry): boolean => typeof e.name === 'string' && e.name.toLowerCase() === player.toLowerCase();
-
-  /**
-   * docs/api.md#confirmed-whitelist-edits: the game's verdict, from whitelist.json or its reply in the log. A reply
-   * that names no player may be the late reply to a command typed just before this one, so it counts only when the
-   * file agrees; a refusal waits a moment for a reply that names the player or a rewrite of the file.
-   */
-  const awaitVerdict = async (log: LogReader, mark: LogMark, action: 'add' | 'remove', player: string): Promise<Reply> => {
-    const confirmed = (): Reply => done(action === 'add' ? `${player} added to whitelist.` : `${player} removed from whitelist.`);
-    const unchanged = (): Reply => done(action === 'add' ? `${player} is already on the whitelist.` : `${player} is not on the whitelist.`);
-    const refused = (): Reply => errorReply(404, `${player} is not a Minecraft account.`);
-    // the entry the game would match: by the UUID it would give the name, where that is known here, else by name
-    const uuid = localUuid(config, player);
-    const holds = (entries: WhitelistEntry[]): boolean => entries.some((e) => (uuid !== undefined && typeof e.uuid === 'string' ? e.uuid.toLowerCase() === uuid : isNamed(player)(e)));
-    let sawUnchanged = false;
-    let refusedAtMs: number | undefined;
-    const deadline = performance.now() + WHITELIST_VERDICT_MS;
-    while (performance.now() < deadline) {
-      await delay(LOG_POLL_MS * 2);
-      for (const raw of await log.linesSince(mark)) {
-        const line = parseLogLine(raw);
-        // only the game's own replies: a chat line or a line a plugin printed raw can read like one
-        if (line === null || line.thread !== 'Server thread') continue;
-        const said = readWhitelistReply(line.message, action, player);
-        if (said === 'confirmed') return confirmed();
-        if (said === 'unchanged, named') return unchanged();
-        if (said === 'refused, named') return refused();
-        if (said === 'unchanged') sawUnchanged = true;
-        if (said === 'refused') refusedAtMs ??= performance.now();
-      }
-      let entries: WhitelistEntry[] | undefined;
-      try {
-        entries = readParsedFile(file, parseWhitelist);
-      } catch {
-        entries = undefined; // the game rewrites it in place: a half-written file tells nothing yet
-      }
-      if (entries === undefined) continue;
-      if (entries.some(isNamed(player)) === (action === 'add')) return confirmed();
-      if (sawUnchanged && holds(entries) === (action === 'add')) return unchanged();
-      if (refusedAtMs !== undefined && performance.now() - refusedAtMs >= WHITELIST_REFUSAL_GRACE_MS) return refused();
-    }
-    return done(`${player}: whitelist ${action} sent; the game server has not confirmed it yet.`, 202);
-  };
-
-  const edit = async (action: 'add' | 'remove', player: string): Promise<Reply> => {
-    const running = game.find({ fresh: true });
-    let entries: WhitelistEntry[] = [];
-    try {
-      entries = readParsedFile(file, parseWhitelist);
-    } catch (err) {
-      // a running server creates the file itself; a corrupt file is never overwritten
-      if (!(err instanceof HttpError && err.status === 404 && running !== undefined)) throw err;
-    }
-    const listed = entries.some(isNamed(player));
-    if (action === 'add' && listed) return done(`${player} is already on the whitelist.`);
-    if (action === 'remove' && !listed) return done(`${player} is not on the whitelist.`);
-    if (running !== undefined) {
-      return gameConsole.sendAndWatch(`whitelist ${action} ${player}`, (log, mark) => awaitVerdict(log, mark, action, player));
-    } else if (action === 'remove') {
-      writeWhitelist(file, entries.filter((e) => !isNamed(player)(e)));
-    } else {
-      const profile = await resolveProfile(config, player);
-      writeWhitelist(file, [...entries, { uuid: profile.uuid, name: profile.name }]);
-    }
-    return done(action === 'add' ? `${player} added to whitelist.` : `${player} removed from whitelist.`);
-  };
-
-  return { edit: (action, player) => edits(() => edit(action, player)) };
-}
-
-type WhitelistReply = 'confirmed' | 'unchanged, named' | 'refused, named' | 'unchanged' | 'refused';
-
-/**
- * What a reply line of the game says of an edit (docs/formats.md#console-replies): 1.13+ and 1.7-1.12 texts. Those
- * that name the player are this edit's; those that do not may be another command's.
- */
-export function readWhitelistReply(message: string, action: 'add' | 'remove', player: string): WhitelistReply | undefined {
-  const named = (text: string): boolean => message.toLowerCase() === text.toLowerCase();
-  if (action === 'add' && named(`Added ${player} to the whitelist`)) return 'confirmed';
-  if (action === 'remove' && named(`Removed ${player} from the whitelist`)) return 'confirmed';
-  if (action === 'add' && named(`Could not add ${player} to the whitelist`)) return 'refused, named';
-  if (action === 'remove' && named(`Could not remove ${player} from the whitelist`)) return 'unchanged, named';
-  if (message === 'That player does not exist') return 'refused';
-  if (message === (action === 'add' ? 'Player is already whitelisted' : 'Player is not whitelisted')) return 'unchanged';
-  return undefined;
-}
-
-/** Gson's layout, as the server writes the file: two-space indent, no final line break. */
-function writeWhitelist(file: string, entries: WhitelistEntry[]): void {
-  try {
-    writeFileAtomic(file, JSON.stringify(entries, null, 2));
-  } catch (err) {
-    log(`writing ${file} failed: ${describeError(err)}`);
-    throw new HttpError(500, 'whitelist.json could not be written.');
-  }
-}
-
-interface Profile {
-  name: string;
-  uuid: string;
-}
-
-const DASHED_UUID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
-
-function isOnlineMode(config: Readonly<Config>): boolean {
-  let properties: Record<string, string> = {};
-  try {
-    properties = readServerProperties(config);
-  } catch {
-    // Minecraft's default is online mode
-  }
-  // Minecraft reads the flag with Boolean.valueOf: any value but `true` (in any case, no blanks) is false
-  const onlineMode = properties['online-mode'];
-  return onlineMode === undefined || onlineMode.toLowerCase() === 'true';
-}
-
-/** The UUID and name case to write for a player, from the same sources the server would use. */
-async function resolveProfile(config: Readonly<Config>, player: string): Promise<Profile> {
-  if (!isOnlineMode(config)) return { name: player, uuid: offlineUuid(player) };
-  const cached = findInUserCache(config, player);
-  if (cached !== undefined) return cached;
-  return lookupProfile(config, player);
-}
-
-/** The UUID the game would give a name without asking the network (usercache.json, or the offline rule), if any. */
-function localUuid(config: Readonly<Config>, player: string): string | undefined {
-  const cached = findInUserCache(config, player);
-  if (cached !== undefined) return cached.uuid;
-  return isOnlineMode(config) ? undefined : offlineUuid(player);
-}
-
-function findInUserCache(config: Readonly<Config>, player: string): Profile | undefined {
-  let cache: unknown;
-  try {
-    cache = readParsedFile(path.join(config.serverDir, 'usercache.json'), parseUserCache);
-  } catch {
-    return undefined;
-  }
-  if (!Array.isArray(cache)) return undefined;
-  // an entry the server itself would reject (an undashed or malformed UUID) is not used
-  const hit = cache.find((e) => typeof e?.name === 'string' && e.name.toLowerCase() === player.toLowerCase() && typeof e.uuid === 'string' && DASHED_UUID.test(e.uuid));
-  return hit === undefined ? undefined : { name: hit.name, uuid: hit.uuid.toLowerCase() };
-}
-
-/** Asks PROFILE_LOOKUP_URL (Mojang's API by default) for a name; 502 when unknown or unreachable. */
-function lookupProfile(config: Readonly<Config>, player: string): Promise<Profile> {
-  const url = new URL(config.profileLookupUrl.href + encodeURIComponent(player));
-  const failed = (why: string): HttpError => {
-    log(`profile lookup for ${player} failed: ${why}`);
-    return new HttpError(502, 'The profile lookup failed; nothing was changed.');
-  };
-  return new Promise((resolve, reject) => {
-    const request = (url.protocol === 'https:' ? httpsRequest : httpRequest)(url, { timeout: LOOKUP_IDLE_TIMEOUT_MS }, (res) => {
-      const chunks: Buffer[] = [];
-      let bytes = 0;
-      res.on('data', (chunk: Buffer) => {
-        bytes += chunk.length;
-        if (bytes > LOOKUP_MAX_BYTES) request.destroy(new Error('answer too large'));
-        else chunks.push(chunk);
-      });
-      res.on('end', () => {
-        clearTimeout(deadline);
-        // the service answered 204 for unknown names until 2023 and 404 since
-        if (res.statusCode === 204 || res.statusCode === 404) return reject(new HttpError(502, `No Minecraft account is named ${player}.`));
-        if (res.statusCode !== 200) return reject(failed(`status ${res.statusCode}`));
-        let answer: { id?: unknown; name?: unknown };
-        try {
-          answer = JSON.parse(Buffer.concat(chunks).toString('utf8'));
-        } catch {
-          return reject(failed('the answer is not JSON'));
-        }
-        const hex = typeof answer?.id === 'string' ? answer.id.replace(/-/g, '') : '';
-        if (!/^[0-9a-fA-F]{32}$/.test(hex) || typeof answer.name !== 'string' || !/^[A-Za-z0-9_]{1,16}$/.test(answer.name)) {
-          return reject(failed('the answer has no valid id and name'));
-        }
-        resolve({ name: answer.name, uuid: dashUuid(hex) });
-      });
-      res.on('error', (err) => reject(failed(describeError(err))));
-    });
-    // the idle timeout alone lets a server that sends a byte every few seconds hold the edit for ever
-    const deadline = setTimeout(() => request.destroy(new Error(`no answer within ${LOOKUP_DEADLINE_MS / 1000} s`)), LOOKUP_DEADLINE_MS);
-    request.on('timeout', () => request.destroy(new Error('timed out')));
-    request.on('error', (err) => {
-      clearTimeout(deadline);
-      reject(failed(describeError(err)));
-    });
-    request.end();
-  });
-}
-
-// ---- Live events and the webhook ----
-
-interface Events {
-  /** GET /api/events: a Server-Sent Events stream (docs/api.md#get-apievents). */
-  open(request: Request): Reply;
-  /** How many streams are open. */
-  streamsOpen(): number;
-  /** Ends every stream, stops watching, and drops webhook deliveries still waiting. */
-  close(): void;
-}
-
-/** What the watcher knows of the host, to tell a change from the state it started with. */
-interface Baseline {
-  ready: boolean; // the first look is done: what was there before it is the starting state, not news
-  game: GameProcess | undefined;
-  stopping: boolean; // the game's log said it is stopping: its end is no crash
-  online: Set<string>;
-  early: Array<[string, PresenceChange]>; // changes of a game process the watcher has not seen start yet
-  whitelist: Map<string, string> | undefined; // uuid (or name) → name
-  whitelistSignature: string;
-  backups: Map<string, string> | undefined; // name → size and time
-  pending: Map<string, { signature: string; atMs: number }>; // new archives, counted once they hold still
-  backupsSignature: string;
-}
-
-/**
- * Live events (docs/api.md#get-apievents): the watcher turns what changes on the host into events, kept (the last
- * 1,000) for a reconnect's Last-Event-ID, written to every open stream and posted to the webhook. It watches only
- * while a stream is open, for 10 s after the last one closed, or always when a webhook is set: watching costs
- * nothing while nobody listens. Ids carry a random era, new at every start of watching, so an id of an earlier run
- * or from before a pause is unknown, and its stream starts with `stream.reset`.
- */
-function createEvents(config: Readonly<Config>, game: GameFinder, presence: Presence): Events {
-  const streams = new Map<StreamSink, number>(); // → when it was last written to (performance.now())
-  const kept: Array<{ id: string; frame: string }> = [];
-  const webhook = config.webhookUrl === undefined ? undefined : createWebhook(config);
-  let era = '';
-  let sequence = 0;
-  let watching: { watchers: fs.FSWatcher[]; pulse: NodeJS.Timeout; baseline: Baseline } | undefined;
-  let linger: NodeJS.Timeout | undefined;
-  let checking = false;
-  let checkAgain = false;
-  const fault = createFaultLog('watching for events');
-
-  const publish = (type: string, fields: Record<string, unknown> = {}): void => {
-    const event = { type, time: new Date().toISOString(), ...fields };
-    const data = JSON.stringify(event);
-    const id = `${era}-${++sequence}`;
-    const frame = `id: ${id}\ndata: ${data}\n\n`;
-    kept.push({ id, frame });
-    if (kept.length > EVENTS_KEPT) kept.shift();
-    const now = performance.now();
-    for (const sink of streams.keys()) {
-      sink.write(frame);
-      streams.set(sink, now);
-    }
-    webhook?.deliver(config.webhookFormat === 'discord' ? JSON.stringify({ content: describeEvent(event) }) : data);
-  };
-
-  const onPresenceChange = (change: PresenceChange, gameId: string): void => {
-    const baseline = watching?.baseline;
-    if (baseline === undefined || !baseline.ready) return;
-    // lines of a process the watcher has not seen start yet wait for that start, which comes first
-    if (baseline.game === undefined || gameIdentity(baseline.game) !== gameId) {
-      baseline.early.push([gameId, change]);
-      void check();
-      return;
-    }
-    applyChange(baseline, change);
-  };
-
-  const applyChange = (baseline: Baseline, change: PresenceChange): void => {
-    if (change.kind === 'stopping') {
-      if (!baseline.stopping) publish('server.stopping');
-      baseline.stopping = true;
-    } else if (change.kind === 'joined') {
-      if (!baseline.online.has(change.player)) publish('player.joined', { player: change.player });
-      baseline.online.add(change.player);
-    } else if (baseline.online.delete(change.player)) {
-      publish('player.left', { player: change.player });
-    }
-  };
-
-  /** One look at the host; `quiet` takes what it finds as the starting state, without events. */
-  const look = async (baseline: Baseline, quiet: boolean): Promise<void> => {
-    const now = game.find();
-    const before = baseline.game;
-    if (before !== undefined && (now === undefined || gameIdentity(now) !== gameIdentity(before))) {
-      // the process ended: its last lines first (its shutdown, players leaving), then players it never logged out
-      if (presence.followedGame() === gameIdentity(before)) await presence.read(before);
-      for (const player of baseline.online) publish('player.left', { player });
-      publish('server.stopped', { pid: before.pid, crashed: !baseline.stopping });
-      Object.assign(baseline, { game: undefined, stopping: false, online: new Set() });
-    }
-    if (now !== undefined && baseline.game === undefined) {
-      baseline.game = now;
-      if (!quiet) publish('server.started', { pid: now.pid });
-      const early = baseline.early.filter(([id]) => id === gameIdentity(now));
-      baseline.early = [];
-      for (const [, change] of early) applyChange(baseline, change);
-    }
-    if (now !== undefined) {
-      const session = await presence.read(now);
-      if (quiet) Object.assign(baseline, { online: new Set(session.players), stopping: session.stopping });
-    }
-    lookAtWhitelist(baseline, quiet);
-    lookAtBackups(baseline, quiet);
-  };
-
-  const lookAtWhitelist = (baseline: Baseline, quiet: boolean): void => {
-    const file = whitelistPath(config);
-    const signature = settledSignature(file);
-    if (signature !== '' && signature === baseline.whitelistSignature) return;
-    let entries: Map<string, string>;
-    try {
-      entries = new Map(readParsedFile(file, parseWhitelist).map((e) => [String(typeof e.uuid === 'string' ? e.uuid.toLowerCase() : e.name), String(e.name)]));
-    } catch (err) {
-      if (err instanceof HttpError && err.status === 404) entries = new Map();
-      else return; // the game rewrites it in place: a half-written file says nothing yet
-    }
-    const before = baseline.whitelist;
-    baseline.whitelist = entries;
-    baseline.whitelistSignature = signature;
-    if (quiet || before === undefined) return;
-    const added = [...entries].filter(([key]) => !before.has(key)).map(([, name]) => name);
-    const removed = [...before].filter(([key]) => !entries.has(key)).map(([, name]) => name);
-    if (added.length > 0 || removed.length > 0) publish('whitelist.changed', { added, removed });
-  };
-
-  const lookAtBackups = (baseline: Baseline, quiet: boolean): void => {
-    const signature = settledSignature(config.backupDir);
-    if (signature !== '' && signature === baseline.backupsSignature && baseline.pending.size === 0) return;
-    let listing: ReturnType<typeof listBackups>;
-    try {
-      listing = listBackups(config.backupDir);
-    } catch {
-      return;
-    }
-    baseline.backupsSignature = signature;
-    const seen = new Map(listing.backups.map((b) => [b.name, `${b.bytes}:${b.created}`]));
-    const before = baseline.backups;
-    baseline.backups = seen;
-    if (quiet || before === undefined) return;
-    const now = performance.now();
-    for (const backup of listing.backups) {
-      if (before.has(backup.name) && !baseline.pending.has(backup.name)) continue;
-      // an archive may still be growing: it is finished once its size and time held still for a moment
-      const pending = baseline.pending.get(backup.name);
-      const current = seen.get(backup.name)!;
-      if (pending === undefined || pending.signature !== current) {
-        baseline.pending.set(backup.name, { signature: current, atMs: now });
-        setTimeout(() => void check(), BACKUP_SETTLE_MS);
-      } else if (now - pending.atMs >= BACKUP_SETTLE_MS) {
-        baseline.pending.delete(backup.name);
-        publish('backup.finished', { backup });
-      }
-    }
-    for (const name of baseline.pending.keys()) if (!seen.has(name)) baseline.pending.delete(name);
-  };
-
-  /** Looks at the host, one look at a time; a look asked for meanwhile follows the current one. */
-  const check = async (quiet = false): Promise<void> => {
-    if (checking) {
-      checkAgain = true;
-      return;
-    }
-    checking = true;
-    try {
-      do {
-        checkAgain = false;
-        const current = watching;
-        if (current === undefined) break;
-        await look(current.baseline, quiet);
-      } while (checkAgain);
-      fault(undefined);
-    } catch (err) {
-      // a file that cannot be read now (a roll, a half-written rewrite) is looked at again on the next pulse
-      if (!(err instanceof HttpError) && (err as NodeJS.ErrnoException).code === undefined) throw err;
-      fault(describeError(err));
-    } finally {
-      checking = false;
-    }
-  };
-
-  /**
-   * Twice a second: a look at the host, and the keep-alive comments that are due. One timer for all: every timer wakes
-   * the daemon, and the wake-ups are what idle streams cost (docs/performance.md#live-events).
-   */
-  const pulse = (): void => {
-    const now = performance.now();
-    for (const [sink, writtenAtMs] of streams) {
-      // due before the next pulse: no stream stays quiet longer than EVENT_KEEPALIVE_MS
-      if (now - writtenAtMs < EVENT_KEEPALIVE_MS - WATCH_PULSE_MS) continue;
-      sink.write(': keep-alive\n\n');
-      streams.set(sink, now);
-    }
-    void check();
-  };
-
-  const startWatching = (): void => {
-    clearTimeout(linger);
-    linger = undefined;
-    if (watching !== undefined) return;
-    era = randomBytes(6).toString('base64url');
-    sequence = 0;
-    kept.length = 0;
-    const baseline: Baseline = {
-      ready: false, game: undefined, stopping: false, online: new Set(), early: [], whitelist: undefined, whitelistSignature: '',
-      backups: undefined, pending: new Map(), backupsSignature: '',
-    };
-    const watchers: fs.FSWatcher[] = [];
-    for (const dir of [config.serverDir, path.dirname(latestLogPath(config)), config.backupDir]) {
-      try {
-        watchers.push(fs.watch(dir, { persistent: false }, () => void check()).on('error', () => undefined));
-      } catch {
-        // a folder that does not exist (yet): the pulse looks at it instead
-      }
-    }
-    watching = { watchers, pulse: setInterval(pulse, WATCH_PULSE_MS), baseline };
-    presence.listen(onPresenceChange);
-    void check(true).then(() => (baseline.ready = true));
-  };
-
-  const stopWatching = (): void => {
-    if (watching === undefined) return;
-    for (const watcher of watching.watchers) watcher.close();
-    clearInterval(watching.pulse);
-    presence.listen(undefined);
-    watching = undefined;
-    kept.length = 0;
-  };
-
-  if (webhook !== undefined) startWatching();
-
-  return {
-    open(request) {
-      if (request.keySent && !request.reveal) throw new HttpError(401, WRONG_KEY_MESSAGE);
-      // docs/api.md#get-apievents: the last 8 slots are the key holder's, so that anonymous streams never keep the relay out
-      if (streams.size >= (request.reveal ? EVENT_STREAMS_MAX : EVENT_STREAMS_MAX - EVENT_STREAMS_KEPT_FOR_KEY)) {
-        throw new HttpError(503, 'Too many event streams are open; try again later.');
-      }
-      // EventSource sends the header on a reconnect; clients that cannot send headers use the query
-      const header = request.req.headers['last-event-id'];
-      const lastId = typeof header === 'string' ? header : new URLSearchParams(request.search).get('lastEventId') ?? undefined;
-      return {
-        status: 200,
-        body: '',
-        headers: { 'Content-Type': 'text/event-stream; charset=utf-8', 'X-Accel-Buffering': 'no' },
-        stream: (sink) => {
-          startWatching();
-          let opening = `retry: ${EVENT_STREAM_RETRY_MS}\n\n`;
-          if (lastId !== undefined && lastId !== '') {
-            const at = kept.findIndex((event) => event.id === lastId);
-            opening += at === -1 ? `data: ${JSON.stringify({ type: 'stream.reset', time: new Date().toISOString() })}\n\n` : kept.slice(at + 1).map((event) => event.frame).join('');
-          }
-          sink.write(opening);
-          streams.set(sink, performance.now());
-          sink.onClose(() => {
-            streams.delete(sink);
-            if (streams.size === 0 && webhook === undefined) {
-              clearTimeout(linger);
-              linger = setTimeout(stopWatching, WATCH_LINGER_MS);
-            }
-          });
-        },
-      };
-    },
-    streamsOpen: () => streams.size,
-    close() {
-      clearTimeout(linger);
-      stopWatching();
-      for (const sink of streams.keys()) sink.end();
-      webhook?.close();
-    },
-  };
-}
-
-/** A path's stat as a signature, or '' when it is missing or changed too recently to be trusted (isSettled). */
-function settledSignature(file: string): string {
-  const readAtMs = Date.now();
-  const st = fs.statSync(file, { throwIfNoEntry: false });
-  if (st === undefined || !isSettled(st.mtimeMs, readAtMs)) return '';
-  return `${st.dev}:${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}`;
-}
-
-/** One readable line for a chat channel (EVENT_WEBHOOK_FORMAT=discord), with Discord's markdown escaped. */
-export function describeEvent(event: { type: string; [field: string]: unknown }): string {
-  const name = (value: unknown): string => String(value).replace(/[\\*_~`|>#[\]()-]/g, '\\$&').replace(/@/g, '@\u200b');
-  const names = (value: unknown): string => (Array.isArray(value) ? value.map(name).join(', ') : '');
-  let text: string;
-  switch (event.type) {
-    case 'server.started': text = `The Minecraft server started (pid ${event.pid}).`; break;
-    case 'server.stopping': text = 'The Minecraft server is stopping.'; break;
-    case 'server.stopped': text = event.crashed ? `The Minecraft server stopped without shutting down: it crashed or was killed (pid ${event.pid}).` : `The Minecraft server stopped (pid ${event.pid}).`; break;
-    case 'player.joined': text = `${name(event.player)} joined the game.`; break;
-    case 'player.left': text = `${name(event.player)} left the game.`; break;
-    case 'whitelist.changed': {
-      const added = Array.isArray(event.added) && event.added.length > 0 ? `added ${names(event.added)}` : '';
-      const removed = Array.isArray(event.removed) && event.removed.length > 0 ? `removed ${names(event.removed)}` : '';
-      text = `Whitelist: ${[added, removed].filter((part) => part !== '').join('; ')}.`;
-      break;
-    }
-    case 'backup.finished': {
-      const backup = event.backup as { name?: unknown; size?: unknown };
-      text = `Backup finished: ${name(backup.name)} (${String(backup.size)}).`;
-      break;
-    }
-    default: text = `Event ${name(event.type)}.`;
-  }
-  return text.length > DISCORD_CONTENT_MAX_CHARS ? `${text.slice(0, DISCORD_CONTENT_MAX_CHARS - 1)}…` : text;
-}
-
-interface Webhook {
-  deliver(body: string): void;
-  close(): void;
-}
-
-/**
- * EVENT_WEBHOOK_URL (docs/api.md#webhook): every event POSTed, in order, one at a time; a failure is retried after
- * 1 s, doubling to 60 s, for 10 minutes, then dropped with a log line. At most 1,000 wait; beyond that the oldest
- * waiting one is dropped. With EVENT_WEBHOOK_SECRET each body is signed: `X-Signature-256: sha256=<hex HMAC>`.
- */
-function createWebhook(config: Readonly<Config>): Webhook {
-  const url = config.webhookUrl!;
-  const queue: Array<{ body: string; firstAttemptMs: number | undefined; failures: number }> = [];
-  let sending = false;
-  let retry: NodeJS.Timeout | undefined;
-  let closed = false;
-  let dropped = 0; // while the queue is full
-  const overflow = createFaultLog('webhook');
-
-  const post = (body: string): Promise<number> => new Promise((resolve, reject) => {
-    const headers: Record<string, string> = {
-      'Content-Type': 'application/json',
-      'Content-Length': String(Buffer.byteLength(body)),
-      'User-Agent': `${SERVICE_NAME}/${VERSION}`,
-    };
-    if (config.webhookSecret !== undefined) headers['X-Signature-256'] = `sha256=${createHmac('sha256', config.webhookSecret).update(body).digest('hex')}`;
-    const request = (url.protocol === 'https:' ? httpsRequest : httpRequest)(url, { method: 'POST', headers, timeout: WEBHOOK_TIMEOUT_MS }, (res) => {
-      res.resume(); // the answer's body is not needed, and must not fill memory
-      res.on('end', () => resolve(res.statusCode ?? 0));
-      res.on('error', reject);
-    });
-    // the idle timeout alone lets a receiver that trickles its answer hold every later event
-    const deadline = setTimeout(() => request.destroy(new Error(`no answer within ${WEBHOOK_TIMEOUT_MS / 1000} s`)), WEBHOOK_TIMEOUT_MS);
-    request.on('close', () => clearTimeout(deadline));
-    request.on('timeout', () => request.destroy(new Error('timed out')));
-    request.on('error', reject);
-    request.end(body);
-  });
-
-  const pump = async (): Promise<void> => {
-    if (sending || closed || retry !== undefined || queue.length === 0) return;
-    sending = true;
-    const head = queue[0];
-    head.firstAttemptMs ??= Date.now();
-    let why: string;
-    try {
-      const status = await post(head.body);
-      why = `status ${status}`;
-      if (status >= 200 && status < 300) why = '';
-    } catch (err) {
-      why = describeError(err);
-    }
-    sending = false;
-    if (closed) return;
-    if (why === '' || Date.now() - head.firstAttemptMs >= WEBHOOK_GIVE_UP_MS) {
-      if (why !== '') log(`webhook: an event was dropped after 10 minutes of failed deliveries (last: ${why})`);
-      if (queue[0] === head) queue.shift();
-      if (dropped > 0 && queue.length < WEBHOOK_QUEUE_MAX) {
-        overflow(undefined, `${dropped} events were dropped`);
-        dropped = 0;
-      }
-      return pump();
-    }
-    const waitMs = Math.min(WEBHOOK_FIRST_RETRY_MS * 2 ** head.failures++, WEBHOOK_RETRY_MAX_MS);
-    retry = setTimeout(() => {
-      retry = undefined;
-      void pump();
-    }, waitMs);
-  };
-
-  return {
-    deliver(body) {
-      queue.push({ body, firstAttemptMs: undefined, failures: 0 });
-      if (queue.length > WEBHOOK_QUEUE_MAX) {
-        queue.splice(sending ? 1 : 0, 1); // the oldest that is not being sent
-        dropped++;
-        overflow(`${WEBHOOK_QUEUE_MAX} events are waiting; the oldest are dropped`);
-      }
-      void pump();
-    },
-    close() {
-      closed = true;
-      clearTimeout(retry);
-      if (queue.length > 0) log(`webhook: ${queue.length} events were not delivered before the daemon stopped`);
-    },
-  };
-}
-
-// ---- Metrics ----
-
-interface Metrics {
-  /** Counts a response by route (the table's path, or `other`), method and status. */
-  count(req: IncomingMessage | undefined, status: number): void;
-  /** The Prometheus text exposition (docs/api.md#get-metrics). */
-  render(): Promise<string>;
-}
-
-const KNOWN_METHODS = new Set(['GET', 'HEAD', 'POST', 'OPTIONS', 'PUT', 'DELETE', 'PATCH', 'CONNECT', 'TRACE']);
-
-/**
- * GET /metrics: what the routes show, for a scraper. A value that cannot be known is left out, never 0: with the
- * game stopped the minecraft_process_* samples, with no archive the minecraft_backup_last_* ones. Its cost does not
- * grow with the log (presence parses appends only) or the backup folder (listed again only when the folder changes).
- */
-function createMetrics(config: Readonly<Config>, clock: Clock, game: GameFinder, presence: Presence, events: Pick<Events, 'streamsOpen'>): Metrics {
-  const requests = new Map<string, number>();
-  const daemonStartSeconds = clock.startTimeSeconds(parseProcStat(process.pid, readProcText('/proc/self/stat', 4096)).startTicks);
-  let backups: { signature: string; count: number; newest: BackupEntry | undefined } | undefined;
-
-  const backupSummary = (): { count: number; newest: BackupEntry | undefined } | undefined => {
-    const signature = settledSignature(config.backupDir);
-    if (signature === '' || signature !== backups?.signature) {
-      let listing: ReturnType<typeof listBackups>;
-      try {
-        listing = listBackups(config.backupDir);
-      } catch {
-        backups = undefined;
-        return undefined;
-      }
-      backups = { signature, count: listing.count, newest: listing.backups[0] };
-      return backups;
-    }
-    // the folder is as it was, but its newest archive may still be growing
-    const newest = backups.newest === undefined ? undefined : fs.statSync(path.join(config.backupDir, backups.newest.name), { throwIfNoEntry: false });
-    if (backups.newest !== undefined && newest?.isFile()) Object.assign(backups.newest, { bytes: newest.size, created: new Date(newest.mtimeMs).toISOString() });
-    return backups;
-  };
-
-  return {
-    count(req, status) {
-      const [pathname] = splitTarget(req?.url ?? '');
-      const route = table.has(pathname) ? pathname : 'other';
-      const method = req?.method !== undefined && KNOWN_METHODS.has(req.method) ? req.method : 'other';
-      const key = `${route} ${method} ${status}`;
-      requests.set(key, (requests.get(key) ?? 0) + 1);
-    },
-    async render() {
-      const out: string[] = [];
-      const family = (name: string, type: 'gauge' | 'counter', help: string, samples: Array<[Record<string, string>, number]>): void => {
-        if (samples.length === 0) return;
-        out.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`);
-        for (const [labels, value] of samples) out.push(`${name}${formatLabels(labels)} ${value}`);
-      };
-      const running = game.find();
-      const stat = running === undefined ? undefined : readProcStat(running.pid);
-      let players: string[] = [];
-      if (running !== undefined) {
-        try {
-          players = [...(await presence.read(running)).players];
-        } catch {
-          players = []; // an unreadable log: nobody is known to be online
-        }
-      }
-      const known = <T>(read: () => T): T | undefined => {
-        try {
-          return read();
-        } catch {
-          return undefined;
-        }
-      };
-      const maxPlayers = Number(known(() => readServerProperties(config))?.['max-players']);
-      const whitelist = known(() => readWhitelist(config));
-      const version = readGameVersion(config);
-      const archives = backupSummary();
-
-      family('minecraft_up', 'gauge', 'Whether the game server\'s Java process runs (1) or not (0).', [[{}, running === undefined ? 0 : 1]]);
-      if (running !== undefined && stat !== undefined) {
-        family('minecraft_process_start_time_seconds', 'gauge', 'When the game server\'s Java process started, in seconds since the Unix epoch.', [[{}, clock.startTimeSeconds(running.startTicks)]]);
-        family('minecraft_process_resident_memory_bytes', 'gauge', 'Resident memory of the game server\'s Java process in bytes.', [[{}, running.residentBytes]]);
-        family('minecraft_process_cpu_seconds_total', 'counter', 'CPU time of the game server\'s Java process (user and system) in seconds.', [[{}, (stat.utimeTicks + stat.stimeTicks) / CLOCK_TICKS_PER_SECOND]]);
-      }
-      family('minecraft_players_online', 'gauge', 'Players online, from the join and leave lines of latest.log.', [[{}, players.length]]);
-      if (Number.isInteger(maxPlayers)) family('minecraft_players_max', 'gauge', 'max-players of server.properties.', [[{}, maxPlayers]]);
-      family('minecraft_player_online', 'gauge', 'One sample of 1 for each player online.', players.map((player): [Record<string, string>, number] => [{ player }, 1]));
-      if (whitelist !== undefined) family('minecraft_whitelist_players', 'gauge', 'Entries of whitelist.json.', [[{}, whitelist.length]]);
-      if (version !== undefined) family('minecraft_version_info', 'gauge', 'The game server version of version_history.json.', [[{ version }, 1]]);
-      if (archives !== undefined) {
-        family('minecraft_backups', 'gauge', '.tar.gz archives in the backup folder.', [[{}, archives.count]]);
-        if (archives.newest !== undefined) {
-          family('minecraft_backup_last_timestamp_seconds', 'gauge', 'Modification time of the newest archive, in seconds since the Unix epoch.', [[{}, Date.parse(archives.newest.created) / 1000]]);
-          family('minecraft_backup_last_size_bytes', 'gauge', 'Size of the newest archive in bytes.', [[{}, archives.newest.bytes]]);
-        }
-      }
-      family('gameserver_api_build_info', 'gauge', 'The gameserver-api version, as a label.', [[{ version: VERSION }, 1]]);
-      family('gameserver_api_http_requests_total', 'counter', 'HTTP responses by route (the table\'s path, or other), method and status.',
-        [...requests].sort().map(([key, value]): [Record<string, string>, number] => {
-          const [route, method, code] = key.split(' ');
-          return [{ route, method, code }, value];
-        }));
-      family('gameserver_api_event_streams', 'gauge', 'Event streams open (GET /api/events), of 64 at most.', [[{}, events.streamsOpen()]]);
-      const cpu = process.cpuUsage();
-      family('process_cpu_seconds_total', 'counter', 'Total user and system CPU time spent in seconds.', [[{}, (cpu.user + cpu.system) / 1e6]]);
-      family('process_resident_memory_bytes', 'gauge', 'Resident memory size in bytes.', [[{}, process.memoryUsage.rss()]]);
-      family('process_start_time_seconds', 'gauge', 'Start time of the process since unix epoch in seconds.', [[{}, daemonStartSeconds]]);
-      family('process_open_fds', 'gauge', 'Number of open file descriptors.', [[{}, fs.readdirSync('/proc/self/fd').length]]);
-      const maxFds = Number(readProcText('/proc/self/limits', 4096).match(/^Max open files\s+(\d+)/m)?.[1]);
-      if (Number.isInteger(maxFds)) family('process_max_fds', 'gauge', 'Maximum number of open file descriptors.', [[{}, maxFds]]);
-      return `${out.join('\n')}\n`;
-    },
-  };
-}
-
-/** `{name="value",…}` with the text format's escapes (backslash, quote, line feed), or '' without labels. */
-export function formatLabels(labels: Record<string, string>): string {
-  const pairs = Object.entries(labels).map(([name, value]) => `${name}="${value.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n')}"`);
-  return pairs.length === 0 ? '' : `{${pairs.join(',')}}`;
-}
-
-// ---- Pure parsers and formatters ----
+// ---- server.properties ----
+
+// docs/api.md#get-apiproperties: a second way into the console, a filter service's key, the seed servers keep
+// from players, and anything named like a secret
+const SECRET_PROPERTIES = new Set(['rcon.password', 'management-server-secret', 'text-filtering-config', 'level-seed']);
+const SECRET_PROPERTY_NAME = /(password|secret)$/i;
 
 /** `java.util.Properties.load` on the bytes Minecraft reads: strict UTF-8, else the whole file as ISO-8859-1. */
 export function parseProperties(bytes: Buffer): Record<string, string> {
@@ -3048,123 +1088,191 @@ function unescapeProperty(raw: string): string {
   });
 }
 
-// docs/api.md#get-apiproperties: a second way into the console, a filter service's key, the seed servers keep
-// from players, and anything named like a secret
-const SECRET_PROPERTIES = new Set(['rcon.password', 'management-server-secret', 'text-filtering-config', 'level-seed']);
-const SECRET_PROPERTY_NAME = /(password|secret)$/i;
-
 /** Public answers replace secret values, empty ones too, with `<redacted>`; the valid key sees them as stored. */
 export function redactProperties(properties: Record<string, string>, reveal: boolean): Record<string, string> {
   if (reveal) return properties;
-  return Object.fromEntries(Object.entries(properties).map(([key, value]) => [key, SECRET_PROPERTIES.has(key) || SECRET_PROPERTY_NAME.test(key) ? '<redacted>' : value]));
+  return Object.fromEntries(Object.entries(properties)
+    .map(([key, value]) => [key, SECRET_PROPERTIES.has(key) || SECRET_PROPERTY_NAME.test(key) ? '<redacted>' : value]));
 }
 
-// A log line is an event only behind one of these prefixes (docs/formats.md#line-prefixes); only that one prefix is
-// stripped, so a whole fake line pasted into chat stays inside a chat message. Groups: time, thread and level of
-// `[time] [thread/LEVEL]( [logger])?: `; time and level of the terminal form `[HH:MM:SS LEVEL]: `; time and level of
-// the pre-1.7 `YYYY-MM-DD HH:MM:SS [LEVEL] `. Every part is bounded, so no line makes the match slower than a constant.
-const LOG_PREFIX =
-  /^(?:\[([^\]]{8,40})\] \[([^\]]{1,128})\/([A-Z]{1,10})\](?: \[[^\]]{0,256}\])?: |\[(\d\d:\d\d:\d\d) ([A-Z]{1,10})\]: |(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d) \[([A-Z]{1,10})\] )/;
-const LOG_PREFIX_MAX_CHARS = 512; // what LOG_PREFIX can span, with room
-// the first brackets must hold a time of day (any date around it): a kick screen's unprefixed line
-// `[Staff] [Server thread/INFO]: …` is not a log line
-const TIME_OF_DAY = /\d\d:\d\d:\d\d/;
-// ANSI SGR and other CSI sequences (old Spigot) and `§x` colour codes (mods) are stripped before matching.
-const COLOUR_CODES = /\x1b\[[0-9;?]*[ -/]*[@-~]|§./g;
-// Paper's name rule, which includes Floodgate's leading `.` for Bedrock players. A name never holds a space,
-// `<`, `[` or `*`, so chat (`<Mallory> …`), /say (`[Mallory] …`), /me (`* Mallory …`) and admin echoes
-// (`[Mallory: …]`) cannot start with one followed by an event text.
-const NAME = '([A-Za-z0-9_.]{1,16})';
-// Each pattern with a piece of text it cannot match without, looked for first (no allocation).
-const PRESENCE_PATTERNS: ReadonlyArray<[string, RegExp, 'join' | 'leave']> = [
-  // the login line carries the bare profile name and plugins cannot reword it; `.*` spans `/[v6]:port`
-  ['] logged in with entity id ', new RegExp(`^${NAME}\\[[^\\]]*(?:\\][^\\]]*)?\\] logged in with entity id -?\\d+ at \\(.*\\)$`), 'join'],
-  // the join broadcast uses the display name: a team prefix or suffix (`[Staff] Alex`) makes it no name
-  // at all, and the login line above still counts that player
-  [' joined the game', new RegExp(`^${NAME} joined the game$`), 'join'],
-  [') joined the game', new RegExp(`^${NAME} \\(formerly known as [A-Za-z0-9_.]{1,16}\\) joined the game$`), 'join'],
-  [' left the game', new RegExp(`^${NAME} left the game$`), 'leave'],
-  // every disconnect logs this with the bare name; the reason after `: ` is free text (a kick reason can read
-  // `Alex left the game`), so the name comes from the start and nothing after the colon is looked at.
-  // Players refused at login are logged as `Name (/ip:port) lost connection` or as a GameProfile: no match.
-  [' lost connection: ', new RegExp(`^${NAME} lost connection: `), 'leave'],
-];
-const SESSION_START = /^Starting minecraft server version /;
-// `/stop` logs the first, every shutdown the second; the game then stops reading its console
-const SESSION_STOPPING = /^Stopping (?:the )?server$/;
-// What players write, whatever thread logs it: chat (`<Alex> hi`, `[Not Secure] <Alex> hi`), /me (`* Alex waves`) and
-// a player's /say (`[Alex] hi`); the console's own /say is `[Server] …` (docs/api.md#command-output)
-const PLAYER_TEXT = /^(?:\[Not Secure\] )?(?:<[^>]{1,64}> |\* (?!Server )[^ ]{1,64} |\[(?!Server\])[^\]:]{1,64}\] )/;
-
-/** A line of latest.log taken apart: the time as written, the thread (none in the older forms), the level, the message. */
-export interface LogLine {
-  time: string;
-  thread: string | undefined;
-  level: string;
-  message: string; // colour codes removed
+/** server.properties parsed: 404 when missing, 500 when unreadable or malformed. */
+function readServerProperties(config: Readonly<Config>): Record<string, string> {
+  const bytes = readSmallFileSync(path.join(config.serverDir, 'server.properties'));
+  try {
+    return parseProperties(bytes);
+  } catch {
+    throw new HttpError(500, 'server.properties could not be parsed.');
+  }
 }
 
-/**
- * The one reading of a log line that presence, command output, whitelist verdicts and events share; null for text
- * that is no log line (stack traces, multi-line kick screens, anything a plugin printed raw).
- */
-export function parseLogLine(raw: string): LogLine | null {
-  const plain = raw.includes('\x1b') || raw.includes('§') ? raw.replace(COLOUR_CODES, '') : raw;
-  const line = plain.endsWith('\r') ? plain.slice(0, -1) : plain;
-  const prefix = (line.length <= LOG_PREFIX_MAX_CHARS ? line : line.slice(0, LOG_PREFIX_MAX_CHARS)).match(LOG_PREFIX);
-  if (prefix === null || (prefix[1] !== undefined && !TIME_OF_DAY.test(prefix[1]))) return null;
+interface Properties {
+  /** GET /api/properties */
+  read(request: ApiRequest): Promise<Reply>;
+}
+
+function createProperties(config: Readonly<Config>, shared: SharedAnswers): Properties {
   return {
-    time: prefix[1] ?? prefix[4] ?? prefix[6],
-    thread: prefix[2],
-    level: prefix[3] ?? prefix[5] ?? prefix[7],
-    message: line.slice(prefix[0].length),
+    // the key is part of what is shared: the valid key's answer never reaches a request without it
+    read: ({ reveal }) => shared(`properties:${reveal}`, async () =>
+      jsonReply({ ok: true, properties: redactProperties(readServerProperties(config), reveal) })),
   };
 }
 
-export type PresenceEvent = { kind: 'join' | 'leave'; name: string } | { kind: 'reset' | 'stopping' };
+const PROPERTIES_ROUTE: RouteAbout = {
+  summary: 'server.properties as a map',
+  description: 'Read as Java reads it. Secrets (rcon.password, management-server-secret, text-filtering-config, level-seed, '
+    + 'keys ending in password or secret) are "<redacted>" unless the valid X-API-Key is sent. At most 100 ms old.',
+  answers: {
+    200: success('The properties.', 'Properties', { ok: true, properties: { motd: '§6A Minecraft Server', 'online-mode': 'true', 'rcon.password': '<redacted>' } }),
+    ...missingOrUnreadable('server.properties'), 503: BUSY_ANSWER,
+  },
+};
 
-/** The presence event a raw log line records, if any. Lines over 4 KiB are none (and are never matched). */
-export function parsePresenceLine(rawLine: string): PresenceEvent | null {
-  if (rawLine.length > PRESENCE_LINE_MAX_BYTES || !EVENT_HINTS.some((hint) => rawLine.includes(hint))) return null;
-  const line = parseLogLine(rawLine);
-  // chat plugins may log a bare `Alex joined the game` from the chat pool; presence never comes from there
-  if (line === null || line.level !== 'INFO' || line.thread?.startsWith('Async Chat Thread')) return null;
-  return presenceEventOf(line.message);
-}
+// ==== Log tails: GET /api/logs/latest and GET /api/logs/snapshot ====
 
-function presenceEventOf(message: string): PresenceEvent | null {
-  if (SESSION_START.test(message)) return { kind: 'reset' };
-  if (SESSION_STOPPING.test(message)) return { kind: 'stopping' };
-  for (const [hint, pattern, kind] of PRESENCE_PATTERNS) {
-    if (!message.includes(hint)) continue;
-    const match = message.match(pattern);
-    if (match !== null) return { kind, name: match[1] };
-  }
-  return null;
-}
-
-/**
- * Whether a line can be the game's reply to a console command (docs/api.md#command-output): the server thread's,
- * and nothing a player said or did (chat, /me, a player's /say, a join, a leave, a login).
- */
-export function isConsoleReply(line: LogLine): boolean {
-  if (line.thread !== 'Server thread' || PLAYER_TEXT.test(line.message)) return false;
-  const presence = presenceEventOf(line.message);
-  return presence === null || presence.kind === 'reset' || presence.kind === 'stopping';
-}
-
-/** Applies every complete line of `text` (and a final unterminated one) to `players`. */
-export function scanPresence(text: string, players: Set<string> = new Set()): Set<string> {
-  const session = { players, stopping: false };
-  for (const line of text.split('\n')) applyPresenceLine(session, line);
-  return players;
-}
-
+const LINES_DEFAULT = 200;
+const LINES_MAX = 2_000;
+const LINES_REFUSED = 'lines must be an integer from 1 to 2000.';
+const TAIL_FIRST_BLOCK_BYTES = 16 * 1024; // then doubling: 200 lines take one read, 2000 a few
+const TAIL_BLOCK_MAX_BYTES = 1024 * 1024;
+const TAIL_MAX_BYTES = 1024 * 1024; // a tail never reads more than this, however long the lines (2000 usual lines are ~300 KB)
+const TAIL_READS_AT_ONCE = 4;
 const ADDRESS_RUN_MAX_CHARS = 64;
 
+/** `lines`: absent → 200; digits only, at least 1; above 2000 → 2000. */
+export function parseLines(raw: string | null): number {
+  if (raw === null) return LINES_DEFAULT;
+  // Number() would take ' 80 ', '0x50', '1e3' and '' (as 0): the string is checked first
+  if (!/^[0-9]+$/.test(raw) || Number(raw) < 1) throw new HttpError(400, LINES_REFUSED);
+  return Math.min(Number(raw), LINES_MAX);
+}
+
+interface Tails {
+  /** GET /api/logs/latest */
+  latest(request: ApiRequest): Promise<Reply>;
+  /** GET /api/logs/snapshot */
+  snapshot(request: ApiRequest): Promise<Reply>;
+}
+
 /**
- * Replaces IPv4 and IPv6 addresses with `<ip>`: public tails never disclose players' addresses (docs/api.md#addresses).
- * Linear: one pass over the line, and each candidate is at most 64 characters.
+ * Tails are read at most four at once, each at most 1 MiB, and not at all while slow readers hold the reply budget
+ * (docs/api.md#limits-and-protection); an answer is shared for 50 ms per file, line count and key.
+ */
+function createTails(config: Readonly<Config>, replies: ReplyBudget, shared: SharedAnswers): Tails {
+  const reading = createLimiter(TAIL_READS_AT_ONCE);
+  // the buffers of finished reads, lent to the next ones: off-heap memory that only a collection frees is not asked
+  // for again on every request (docs/performance.md: peak memory); at most TAIL_READS_AT_ONCE are out at once
+  const windows: Buffer[] = [];
+  const tail = ({ search, reveal }: ApiRequest, file: string, shownAs: string): Promise<Reply> => {
+    const all = new URLSearchParams(search).getAll('lines');
+    if (all.length > 1) throw new HttpError(400, LINES_REFUSED);
+    const count = parseLines(all.length === 0 ? null : all[0]);
+    return shared(`${shownAs}:${count}:${reveal}`, () => reading(async () => {
+      if (replies.isSpent()) throw busy();
+      const lines = await readTail(file, count, windows);
+      return { status: 200, body: tailBody(shownAs, reveal ? lines : lines.map(maskAddresses)) };
+    }));
+  };
+  return {
+    latest: async (request) => tail(request, latestLogPath(config), 'latest.log'),
+    // the spec's constant name, whatever path SNAPSHOT_LOG gives
+    snapshot: async (request) => tail(request, config.snapshotLog, '/var/log/gameserver_snapshot.log'),
+  };
+}
+
+const latestLogPath = (config: Readonly<Config>): string => path.join(config.serverDir, 'logs', 'latest.log');
+
+/** The last `count` lines of a file, oldest first, read backwards from the end in growing blocks. */
+export async function readTail(file: string, count: number, windows: Buffer[] = []): Promise<string[]> {
+  const { handle } = await openRegularFile(file);
+  // one buffer, filled from its end and grown by doubling, borrowed from those earlier reads left
+  let window = windows.pop() ?? Buffer.allocUnsafe(TAIL_FIRST_BLOCK_BYTES);
+  try {
+    // the handle pins the inode: a log replaced meanwhile is read whole from the old file
+    for (let attempt = 0; ; attempt++) {
+      const { size } = await handle.stat();
+      let start = size; // file offset of window[filled]
+      let filled = window.length; // window[filled, window.length) holds file[start, size)
+      let blockBytes = TAIL_FIRST_BLOCK_BYTES;
+      let newlines = 0;
+      let truncated = false;
+      // `count` complete lines need `count` + 1 line breaks, the first of which ends an older line
+      while (start > 0 && newlines <= count && size - start < TAIL_MAX_BYTES) {
+        const length = Math.min(blockBytes, start, TAIL_MAX_BYTES - (size - start));
+        if (length > filled) {
+          const grown = Buffer.allocUnsafe(Math.min(TAIL_MAX_BYTES, Math.max(window.length * 2, window.length - filled + length)));
+          window.copy(grown, grown.length - (window.length - filled), filled);
+          filled = grown.length - (window.length - filled);
+          window = grown;
+        }
+        start -= length;
+        filled -= length;
+        const { bytesRead } = await handle.read(window, filled, length, start);
+        if (bytesRead < length) {
+          truncated = true; // the file shrank under us: read it again from its new end
+          break;
+        }
+        for (let i = window.indexOf(10, filled); i !== -1 && i < filled + length; i = window.indexOf(10, i + 1)) newlines++;
+        blockBytes = Math.min(blockBytes * 2, TAIL_BLOCK_MAX_BYTES);
+      }
+      if (truncated && attempt < 3) continue;
+      return lastLines(window.subarray(filled), count, start === 0);
+    }
+  } finally {
+    windows.push(window);
+    await handle.close();
+  }
+}
+
+/** The last `count` lines of the end of a file; only they are decoded (leniently: bad bytes become U+FFFD). */
+function lastLines(data: Buffer, count: number, fromFileStart: boolean): string[] {
+  const end = data.length > 0 && data[data.length - 1] === 10 ? data.length - 1 : data.length; // a final break ends a line
+  let begin = end;
+  let found = 0;
+  while (found < count && begin > 0) {
+    const lineBreak = data.lastIndexOf(10, begin - 1);
+    if (lineBreak === -1) break;
+    begin = lineBreak;
+    found++;
+  }
+  let from: number;
+  if (found === count) from = begin + 1;
+  else if (fromFileStart) from = 0; // the file's first line is whole
+  else if (found > 0) from = begin + 1; // the oldest piece is the end of a longer line
+  else return [];
+  if (from > end || (from === end && data.length === 0)) return [];
+  // line by line: small strings die young, where one string of the whole block would go to V8's large-object space
+  const lines: string[] = [];
+  for (let at = from; at <= end; ) {
+    let lineEnd = data.indexOf(10, at);
+    if (lineEnd === -1 || lineEnd > end) lineEnd = end;
+    lines.push(data.toString('utf8', at, lineEnd > at && data[lineEnd - 1] === 13 ? lineEnd - 1 : lineEnd));
+    at = lineEnd + 1;
+  }
+  return lines;
+}
+
+/**
+ * `{ok, file, lines}` serialised line by line into one Buffer: a tail may be megabytes, and one JSON string of it
+ * would go to V8's large-object space, which only a full collection frees (400 slow readers took it to 250 MiB).
+ */
+function tailBody(shownAs: string, lines: readonly string[]): Buffer {
+  const head = `{"ok":true,"file":${JSON.stringify(shownAs)},"lines":[`;
+  const quoted = lines.map((line) => JSON.stringify(line));
+  let size = Buffer.byteLength(head) + Math.max(0, quoted.length - 1) + 2;
+  for (const line of quoted) size += Buffer.byteLength(line);
+  const body = Buffer.allocUnsafe(size);
+  let at = body.write(head);
+  for (let i = 0; i < quoted.length; i++) at += body.write(i === 0 ? quoted[i] : `,${quoted[i]}`, at);
+  body.write(']}', at);
+  return body;
+}
+
+// ---- Addresses ----
+
+/**
+ * Replaces IPv4 and IPv6 addresses with `<ip>`: public tails and command output never disclose players' addresses
+ * (docs/api.md#addresses). Linear: one pass over the line, and each candidate is at most 64 characters.
  */
 export function maskAddresses(line: string): string {
   // colour codes are cut out first, so that `§e10.1.2.3` and `ESC[33m10.1.2.3` end in an address of their own
@@ -3239,88 +1347,905 @@ function maskRun(run: string, labelled = false): string | undefined {
   return undefined;
 }
 
-const SIZE_UNITS = ['B', 'KB', 'MB', 'GB', 'TB'];
+const LINES_PARAMETER: Parameter = {
+  name: 'lines', in: 'query', schema: { type: 'integer', minimum: 1 },
+  description: 'How many lines, oldest first: 200 when absent; values above 2000 are clamped to 2000; '
+    + '0, negatives, fractions, empty or non-numeric values give 400.',
+};
+const LINES_ANSWER = failure('`lines` is not an integer of 1 or more, or is given twice.', LINES_REFUSED);
 
-/** Base 1024, the largest unit whose value is at least 1, two decimals: `1.50 KB`. */
-export function formatSize(bytes: number): string {
-  let value = bytes;
-  let unit = 0;
-  while (value >= 1024 && unit < SIZE_UNITS.length - 1) {
-    value /= 1024;
-    unit++;
-  }
-  return `${value.toFixed(2)} ${SIZE_UNITS[unit]}`;
+const LATEST_LOG_ROUTE: RouteAbout = {
+  summary: 'The last lines of latest.log',
+  description: 'Addresses are masked as <ip> unless the valid X-API-Key is sent. At most 100 ms old.',
+  parameters: [LINES_PARAMETER],
+  answers: {
+    200: success('The lines, oldest first.', 'LogTail', { ok: true, file: 'latest.log', lines: ['[12:00:01] [Server thread/INFO]: Alex joined the game'] }),
+    400: LINES_ANSWER, ...missingOrUnreadable('latest.log'), 503: BUSY_ANSWER,
+  },
+};
+
+const SNAPSHOT_LOG_ROUTE: RouteAbout = {
+  summary: 'The last lines of the snapshot log',
+  description: 'The file is SNAPSHOT_LOG; `file` is always /var/log/gameserver_snapshot.log. Addresses masked as for latest.log.',
+  parameters: [LINES_PARAMETER],
+  answers: {
+    200: success('The lines, oldest first.', 'LogTail', {
+      ok: true, file: '/var/log/gameserver_snapshot.log', lines: ['[2026-11-20 03:00:04] snapshot created: snapshot_2026-11-20_03-00-00.tar.gz (4.0K)'],
+    }),
+    400: LINES_ANSWER, ...missingOrUnreadable('gameserver_snapshot.log'), 503: BUSY_ANSWER,
+  },
+};
+
+// ==== The log grammar, and presence: GET /api/players/online ====
+
+// A log line means something only behind one of these prefixes (docs/formats.md#line-prefixes); only that one prefix
+// is stripped, so a whole fake line pasted into chat stays inside a chat message. Groups: time, thread and level of
+// `[time] [thread/LEVEL]( [logger])?: `; time and level of the terminal form `[HH:MM:SS LEVEL]: `; time and level of
+// the pre-1.7 `YYYY-MM-DD HH:MM:SS [LEVEL] `. Every part is bounded, so no line makes the match slower than a constant.
+const LOG_PREFIX =
+  /^(?:\[([^\]]{8,40})\] \[([^\]]{1,128})\/([A-Z]{1,10})\](?: \[[^\]]{0,256}\])?: |\[(\d\d:\d\d:\d\d) ([A-Z]{1,10})\]: |(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d) \[([A-Z]{1,10})\] )/;
+const LOG_PREFIX_MAX_CHARS = 512; // what LOG_PREFIX can span, with room
+// the first brackets must hold a time of day (any date around it): a kick screen's unprefixed line
+// `[Staff] [Server thread/INFO]: …` is not a log line
+const TIME_OF_DAY = /\d\d:\d\d:\d\d/;
+// ANSI SGR and other CSI sequences (old Spigot) and `§x` colour codes (mods) are stripped before matching.
+const COLOUR_CODES = /\x1b\[[0-9;?]*[ -/]*[@-~]|§./g;
+// Paper's name rule, which includes Floodgate's leading `.` for Bedrock players. A name never holds a space,
+// `<`, `[` or `*`, so chat (`<Mallory> …`), /say (`[Mallory] …`), /me (`* Mallory …`) and admin echoes
+// (`[Mallory: …]`) cannot start with one followed by an event text.
+const NAME = '([A-Za-z0-9_.]{1,16})';
+const SERVER_THREAD = 'Server thread';
+
+/** A line of latest.log taken apart: the time as written, the thread (none in the older forms), the level, the message. */
+export interface LogLine {
+  time: string;
+  thread: string | undefined;
+  level: string;
+  message: string; // colour codes removed
 }
 
-/** `H:MM:SS` with unbounded hours: `49:03:07`. */
-export function formatUptime(seconds: number): string {
-  const s = Math.max(0, Math.floor(seconds));
-  const pad = (n: number): string => String(n).padStart(2, '0');
-  return `${Math.floor(s / 3600)}:${pad(Math.floor(s / 60) % 60)}:${pad(s % 60)}`;
+/**
+ * The one reading of a log line that presence, command output, whitelist verdicts, events and metrics share; null for
+ * text that is no log line (stack traces, multi-line kick screens, anything a plugin printed raw).
+ */
+export function parseLogLine(raw: string): LogLine | null {
+  const plain = raw.includes('\x1b') || raw.includes('§') ? raw.replace(COLOUR_CODES, '') : raw;
+  const line = plain.endsWith('\r') ? plain.slice(0, -1) : plain;
+  const prefix = (line.length <= LOG_PREFIX_MAX_CHARS ? line : line.slice(0, LOG_PREFIX_MAX_CHARS)).match(LOG_PREFIX);
+  if (prefix === null || (prefix[1] !== undefined && !TIME_OF_DAY.test(prefix[1]))) return null;
+  return {
+    time: prefix[1] ?? prefix[4] ?? prefix[6],
+    thread: prefix[2],
+    level: prefix[3] ?? prefix[5] ?? prefix[7],
+    message: line.slice(prefix[0].length),
+  };
 }
 
-/** Resident memory as a share of the total, truncated to 0.1 % and capped at 99.9 %, as `ps -o %mem` prints it. */
-export function formatMemory(rssBytes: number, totalBytes: number): string {
-  const permille = Math.min(999, Math.floor((rssBytes * 1000) / totalBytes));
-  return `${Math.floor(permille / 10)}.${permille % 10}%`;
+/** What a line means. Presence changes use the vocabulary the events publish (docs/api.md#get-apievents). */
+export type LineMeaning =
+  | { type: 'session.started' } // `Starting minecraft server version …`: a new run of the game, nobody online
+  | { type: 'server.stopping' }
+  | { type: 'player.joined'; player: string }
+  | { type: 'player.left'; player: string }
+  | { type: 'player.chat'; player: string; text: string } // as written; whether the player is online is the reader's
+  | { type: 'player.wrote' } // /me, a player's /say
+  | { type: 'whitelist.added' | 'whitelist.removed' | 'whitelist.not-added' | 'whitelist.not-removed'; player: string }
+  | { type: 'whitelist.no-such-player' | 'whitelist.already-listed' | 'whitelist.not-listed' };
+
+/**
+ * One kind of log line: the threads that write it (`game`: any but a chat thread, whose plugins may write anything;
+ * `server`: the server thread alone), the level, the text every such line holds (looked for in raw bytes before
+ * anything is decoded), the pattern on the message, what it means, and an example message.
+ */
+interface LineKind {
+  type: LineMeaning['type'];
+  threads: 'game' | 'server' | 'any';
+  level?: string;
+  hint: string;
+  pattern: RegExp;
+  fields?: (match: RegExpExecArray) => Record<string, string>; // what the line tells besides its type
+  example: string;
 }
 
-const BACKUP_TYPES: ReadonlyArray<[string, BackupType]> = [
-  ['snapshot_', 'snapshot'],
-  ['gameserver_backup_', 'full_backup'],
-  ['restore_undo', 'restore_undo'],
+/** The log's grammar: every reader of latest.log takes its meaning of a line from these rows (docs/formats.md). */
+export const LINE_KINDS: readonly LineKind[] = [
+  {
+    threads: 'game', level: 'INFO', hint: 'Starting minecraft server version ', pattern: /^Starting minecraft server version /,
+    type: 'session.started', example: 'Starting minecraft server version 1.21.4',
+  },
+  // `/stop` logs the first, every shutdown the second; the game then stops reading its console
+  {
+    threads: 'game', level: 'INFO', hint: 'Stopping ', pattern: /^Stopping (?:the )?server$/,
+    type: 'server.stopping', example: 'Stopping the server',
+  },
+  // the login line carries the bare profile name and plugins cannot reword it; `.*` spans `/[v6]:port`
+  {
+    threads: 'game', level: 'INFO', hint: '] logged in with entity id ',
+    pattern: new RegExp(`^${NAME}\\[[^\\]]*(?:\\][^\\]]*)?\\] logged in with entity id -?\\d+ at \\(.*\\)$`),
+    type: 'player.joined', fields: (m) => ({ player: m[1] }), example: 'Alex[/198.51.100.7:53120] logged in with entity id 212 at (12.5, 71.0, -40.5)',
+  },
+  // the join broadcast uses the display name: a team prefix or suffix (`[Staff] Alex`) makes it no name at all, and
+  // the login line above still counts that player
+  {
+    threads: 'game', level: 'INFO', hint: ' joined the game', pattern: new RegExp(`^${NAME} joined the game$`),
+    type: 'player.joined', fields: (m) => ({ player: m[1] }), example: 'Alex joined the game',
+  },
+  {
+    threads: 'game', level: 'INFO', hint: ') joined the game', pattern: new RegExp(`^${NAME} \\(formerly known as [A-Za-z0-9_.]{1,16}\\) joined the game$`),
+    type: 'player.joined', fields: (m) => ({ player: m[1] }), example: 'Alex (formerly known as OldAlex) joined the game',
+  },
+  {
+    threads: 'game', level: 'INFO', hint: ' left the game', pattern: new RegExp(`^${NAME} left the game$`),
+    type: 'player.left', fields: (m) => ({ player: m[1] }), example: 'Alex left the game',
+  },
+  // every disconnect logs this with the bare name; the reason after `: ` is free text (a kick reason can read `Alex
+  // left the game`), so the name comes from the start and nothing after the colon is looked at. Players refused at
+  // login are logged as `Name (/ip:port) lost connection` or as a GameProfile: no match.
+  {
+    threads: 'game', level: 'INFO', hint: ' lost connection: ', pattern: new RegExp(`^${NAME} lost connection: `),
+    type: 'player.left', fields: (m) => ({ player: m[1] }), example: 'Alex lost connection: Disconnected',
+  },
+  // what players write, whatever thread logs it: chat (vanilla's server thread, Paper's chat threads) and, since
+  // 1.19.1, unsigned chat with its tag; /me; a player's /say (the console's own is `[Server] …`)
+  {
+    threads: 'any', hint: '> ', pattern: /^(?:\[Not Secure\] )?<([^<>]{1,64})> (.*)$/,
+    type: 'player.chat', fields: (m) => ({ player: m[1], text: m[2] }), example: '<Alex> hello there',
+  },
+  {
+    threads: 'any', hint: '* ', pattern: /^(?:\[Not Secure\] )?\* (?!Server )[^ ]{1,64} /,
+    type: 'player.wrote', example: '* Alex waves',
+  },
+  {
+    threads: 'any', hint: '] ', pattern: /^(?:\[Not Secure\] )?\[(?!Server\])[^\]:]{1,64}\] /,
+    type: 'player.wrote', example: '[Alex] hello',
+  },
+  // the console's replies to whitelist edits (docs/formats.md#console-replies): 1.13+ and 1.7-1.12 texts
+  {
+    threads: 'server', hint: ' to the whitelist', pattern: new RegExp(`^Added ${NAME} to the whitelist$`, 'i'),
+    type: 'whitelist.added', fields: (m) => ({ player: m[1] }), example: 'Added Alex to the whitelist',
+  },
+  {
+    threads: 'server', hint: ' from the whitelist', pattern: new RegExp(`^Removed ${NAME} from the whitelist$`, 'i'),
+    type: 'whitelist.removed', fields: (m) => ({ player: m[1] }), example: 'Removed Alex from the whitelist',
+  },
+  {
+    threads: 'server', hint: ' to the whitelist', pattern: new RegExp(`^Could not add ${NAME} to the whitelist$`, 'i'),
+    type: 'whitelist.not-added', fields: (m) => ({ player: m[1] }), example: 'Could not add Alex to the whitelist',
+  },
+  {
+    threads: 'server', hint: ' from the whitelist', pattern: new RegExp(`^Could not remove ${NAME} from the whitelist$`, 'i'),
+    type: 'whitelist.not-removed', fields: (m) => ({ player: m[1] }), example: 'Could not remove Alex from the whitelist',
+  },
+  {
+    threads: 'server', hint: 'That player does not exist', pattern: /^That player does not exist$/,
+    type: 'whitelist.no-such-player', example: 'That player does not exist',
+  },
+  {
+    threads: 'server', hint: 'Player is already whitelisted', pattern: /^Player is already whitelisted$/,
+    type: 'whitelist.already-listed', example: 'Player is already whitelisted',
+  },
+  {
+    threads: 'server', hint: 'Player is not whitelisted', pattern: /^Player is not whitelisted$/,
+    type: 'whitelist.not-listed', example: 'Player is not whitelisted',
+  },
 ];
-export type BackupType = 'snapshot' | 'full_backup' | 'restore_undo' | 'archive';
 
-/** The spec's prefix table. */
-export function backupType(name: string): BackupType {
-  return BACKUP_TYPES.find(([prefix]) => name.startsWith(prefix))?.[1] ?? 'archive';
+const isChatThread = (thread: string | undefined): boolean => thread !== undefined && thread.startsWith('Async Chat Thread');
+
+/** What a log line means by LINE_KINDS, among the kinds of `types` (all when absent); undefined when nothing. */
+export function meaningOf(line: LogLine, types?: ReadonlySet<LineMeaning['type']>): LineMeaning | undefined {
+  for (const kind of LINE_KINDS) {
+    if ((types !== undefined && !types.has(kind.type)) || !line.message.includes(kind.hint)) continue;
+    if (kind.level !== undefined && line.level !== kind.level) continue;
+    if (kind.threads === 'server' ? line.thread !== SERVER_THREAD : kind.threads === 'game' && isChatThread(line.thread)) continue;
+    const match = kind.pattern.exec(line.message);
+    if (match !== null) return { type: kind.type, ...kind.fields?.(match) } as LineMeaning;
+  }
+  return undefined;
 }
 
-/** `UUID.nameUUIDFromBytes("OfflinePlayer:" + name)`: the UUID an offline-mode server gives a name. */
-export function offlineUuid(name: string): string {
-  const b = createHash('md5').update(`OfflinePlayer:${name}`, 'utf8').digest();
-  b[6] = (b[6] & 0x0f) | 0x30;
-  b[8] = (b[8] & 0x3f) | 0x80;
-  return dashUuid(b.toString('hex'));
+/** What a raw line of latest.log means, if anything. Lines over 4 KiB mean nothing (and are never matched). */
+export function readLogLine(raw: string, types?: ReadonlySet<LineMeaning['type']>): LineMeaning | undefined {
+  if (raw.length > LOG_LINE_MAX_BYTES) return undefined;
+  const line = parseLogLine(raw);
+  return line === null ? undefined : meaningOf(line, types);
 }
 
-/** 32 hex digits in the dashed layout whitelist.json uses. */
-function dashUuid(hex: string): string {
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`.toLowerCase();
+// What a player says or does is never the game's reply to a console command
+const PLAYER_DOINGS = new Set<LineMeaning['type']>(['player.joined', 'player.left', 'player.chat', 'player.wrote']);
+
+/**
+ * Whether a line can be the game's reply to a console command (docs/api.md#command-output): the server thread's,
+ * and nothing a player said or did (chat, /me, a player's /say, a join, a leave, a login).
+ */
+export function isConsoleReply(line: LogLine): boolean {
+  return line.thread === SERVER_THREAD && meaningOf(line, PLAYER_DOINGS) === undefined;
 }
 
-/** `lines`: absent → 200; digits only, at least 1; above 2000 → 2000. */
-export function parseLines(raw: string | null): number {
-  if (raw === null) return LINES_DEFAULT;
-  // Number() would take ' 80 ', '0x50', '1e3' and '' (as 0): the string is checked first
-  if (!/^[0-9]+$/.test(raw) || Number(raw) < 1) throw new HttpError(400, 'lines must be an integer from 1 to 2000.');
-  return Math.min(Number(raw), LINES_MAX);
+// ---- Presence ----
+
+const PRESENCE_CHUNK_BYTES = 1024 * 1024;
+const PRESENCE_SYNC_MAX_BYTES = 64 * 1024; // an append this small is read at once, without a turn of the event loop
+const HEAD_BYTES = 64; // of a followed log, kept to notice it was truncated and written again
+const ARCHIVE_MAX_FILES = 8;
+const ARCHIVE_MAX_BYTES = 64 * 1024 * 1024; // decompressed, all archives together
+const SESSION_START_SLACK_MS = 2_000; // log times have whole seconds; the process start has 10 ms ticks
+const ARCHIVE_NAME = /^(\d{4})-(\d\d)-(\d\d)-\d+\.log\.gz$/;
+
+// The kinds presence follows: who is online, and whether the game is stopping. Their hints are looked for in the
+// raw bytes (Buffer.indexOf), so a chunk of chat and chunk loading is never decoded at all.
+const PRESENCE_TYPES = new Set<LineMeaning['type']>(['session.started', 'server.stopping', 'player.joined', 'player.left']);
+const PRESENCE_NEEDLES = [...new Set(LINE_KINDS.filter((kind) => PRESENCE_TYPES.has(kind.type)).map((kind) => kind.hint))]
+  .map((hint) => Buffer.from(hint));
+
+/** A game session as its log tells it: who is online, and whether the server is shutting down. */
+interface Session {
+  players: Set<string>;
+  stopping: boolean;
+  reply?: Reply; // GET /api/players/online's answer for this view, made once (docs/performance.md: players online)
 }
+
+const newSession = (): Session => ({ players: new Set(), stopping: false });
+
+/** A change of presence, as the events publish it, and the game process whose log line made it. */
+type PresenceListener = (change: LineMeaning, game: string) => void;
+
+interface Presence {
+  /** GET /api/players/online */
+  players(): Reply | Promise<Reply>;
+  /** Who is online, after parsing what was appended to latest.log since the last call; at once when little was. */
+  read(game: GameProcess): Session | Promise<Session>;
+  /** Whether what was already read says this game is shutting down: no I/O, so the console never waits for the log. */
+  isKnownStopping(game: GameProcess): boolean;
+  /** Calls `listener` with each change that lines parsed from now on make (live events), or stops with undefined. */
+  listen(listener: PresenceListener | undefined): void;
+  /** The game process whose log lines were parsed last. */
+  followedGame(): string | undefined;
+  close(): Promise<void>;
+}
+
+interface FollowedLog {
+  handle: fs.promises.FileHandle; // the log followed: it keeps a rolled file readable to its end
+  dev: number;
+  ino: number;
+  head: Buffer; // the file's first bytes: a copy-and-truncate that has grown again changes them
+  size: number; // the size the view below was computed for
+  mtimeMs: number; // and the mtime
+  settled: boolean; // whether a write since could have left size and mtime as they were (isSettled)
+  offset: number; // bytes parsed into `session`: always the end of a complete line
+  skipping: boolean; // inside a line longer than a chunk: no event, skip to its end
+  sawStart: boolean; // a session start was parsed
+  game: string; // the game process the players belong to
+  session: Session;
+  view: Session; // the session plus the effect of a final unterminated line
+}
+
+/**
+ * Presence (docs/formats.md#presence-lines): only bytes appended since the last call are parsed, and only lines that
+ * hold a presence hint are decoded. Players belong to one game process: a new process starts with nobody, and a log
+ * or archive of an earlier run never gives players to the running one.
+ */
+function createPresence(config: Readonly<Config>, clock: Clock, game: GameFinder): Presence {
+  const file = latestLogPath(config);
+  let listener: PresenceListener | undefined;
+  let followed: FollowedLog | undefined;
+  const updates = createSerialQueue();
+  // the update asked for and not begun yet: every read that comes meanwhile shares it, so a burst of requests after a
+  // write costs two updates, not one each (docs/performance.md: players online on a live log)
+  let updateAsked = false;
+  let nextUpdate: Promise<Session> = Promise.resolve(newSession());
+  let updating = false;
+  let latestGame: GameProcess | undefined;
+  const chunk = Buffer.allocUnsafe(PRESENCE_CHUNK_BYTES);
+
+  const follow = async (session: Session, identity: string): Promise<FollowedLog> => {
+    const { handle, stat } = await openRegularFile(file);
+    return {
+      handle, dev: stat.dev, ino: stat.ino, head: Buffer.alloc(0), size: -1, mtimeMs: -1, settled: false, offset: 0,
+      skipping: false, sawStart: false, game: identity, session, view: session,
+    };
+  };
+
+  /** Whether the file still starts as it did, and a line still ends where parsing stopped: two small reads. */
+  const isSameContent = (state: FollowedLog): boolean => {
+    const probe = Buffer.alloc(state.head.length + 1);
+    if (state.head.length > 0) fs.readSync(state.handle.fd, probe, 0, state.head.length, 0);
+    if (!probe.subarray(0, state.head.length).equals(state.head)) return false;
+    if (state.offset === 0) return true;
+    fs.readSync(state.handle.fd, probe, 0, 1, state.offset - 1);
+    return probe[0] === 10;
+  };
+
+  /** Applies the presence lines among the whole lines of data[0, end), telling the listener what changed. */
+  const applyLines = (state: FollowedLog, data: Buffer, end: number): void => {
+    const next = PRESENCE_NEEDLES.map((needle) => data.indexOf(needle));
+    for (let pos = 0; pos < end; ) {
+      let hit = -1;
+      for (let i = 0; i < next.length; i++) {
+        // each needle's search only moves forward: a chunk is read once per needle, whatever the line count
+        if (next[i] !== -1 && next[i] < pos) next[i] = data.indexOf(PRESENCE_NEEDLES[i], pos);
+        if (next[i] !== -1 && (hit === -1 || next[i] < hit)) hit = next[i];
+      }
+      if (hit === -1 || hit >= end) break;
+      const lineStart = hit === 0 ? 0 : data.lastIndexOf(10, hit - 1) + 1;
+      const lineEnd = data.indexOf(10, hit);
+      // only whole lines are decoded, so a UTF-8 sequence is never split; a very long one means nothing
+      if (lineEnd - lineStart <= LOG_LINE_MAX_BYTES) {
+        const meaning = readLogLine(data.toString('utf8', lineStart, lineEnd), PRESENCE_TYPES);
+        if (meaning !== undefined && applyMeaning(state.session, meaning, listener === undefined ? undefined : (change) => listener!(change, state.game))) {
+          state.sawStart = true;
+        }
+      }
+      pos = lineEnd + 1;
+    }
+  };
+
+  /** Takes the whole lines of `data`, the log's bytes from state.offset; returns how many it took, and a last partial line. */
+  const take = (state: FollowedLog, data: Buffer, full: boolean): { taken: number; partial?: string } => {
+    if (state.head.length < HEAD_BYTES && state.offset === 0) state.head = Buffer.from(data.subarray(0, HEAD_BYTES));
+    if (state.skipping) {
+      const end = data.indexOf(10);
+      state.skipping = end === -1;
+      return { taken: end === -1 ? data.length : end + 1 };
+    }
+    const lastBreak = data.lastIndexOf(10);
+    if (lastBreak === -1) {
+      if (!full) return { taken: 0, partial: data.length <= LOG_LINE_MAX_BYTES ? data.toString('utf8') : undefined };
+      state.skipping = true; // a line longer than a chunk means nothing: skip to its end
+      return { taken: data.length };
+    }
+    applyLines(state, data, lastBreak);
+    return { taken: lastBreak + 1 };
+  };
+
+  // log4j writes a line with one write: a final line that matches in full counts now, and is read again, whole, once
+  // more bytes arrive (the offset stays at its start)
+  const settleView = (state: FollowedLog, partial: string | undefined, size: number): void => {
+    const view = { players: new Set(state.session.players), stopping: state.session.stopping };
+    const meaning = partial === undefined ? undefined : readLogLine(partial, PRESENCE_TYPES);
+    if (meaning !== undefined && applyMeaning(view, meaning)) state.sawStart = true;
+    state.size = size;
+    state.view = view;
+  };
+
+  /** Parses [offset, size) into the state, a chunk at a time on libuv's threads. */
+  const parseAppended = async (state: FollowedLog, size: number): Promise<void> => {
+    let partial: string | undefined;
+    while (state.offset < size) {
+      const { bytesRead } = await state.handle.read(chunk, 0, Math.min(chunk.length, size - state.offset), state.offset);
+      if (bytesRead === 0) break;
+      const step = take(state, chunk.subarray(0, bytesRead), bytesRead === chunk.length);
+      state.offset += step.taken;
+      partial = step.partial;
+      if (step.taken === 0) break;
+    }
+    settleView(state, partial, size);
+  };
+
+  /** The same for a small append, read at once: one read of bytes the kernel still has in its cache. */
+  const parseAppendedNow = (state: FollowedLog, size: number): void => {
+    let partial: string | undefined;
+    while (state.offset < size) {
+      const bytesRead = fs.readSync(state.handle.fd, chunk, 0, Math.min(chunk.length, size - state.offset), state.offset);
+      if (bytesRead === 0) break;
+      const step = take(state, chunk.subarray(0, bytesRead), bytesRead === chunk.length);
+      state.offset += step.taken;
+      partial = step.partial;
+      if (step.taken === 0) break;
+    }
+    settleView(state, partial, size);
+  };
+
+  const update = async (current: GameProcess): Promise<Session> => {
+    const readAtMs = Date.now();
+    const identity = gameIdentity(current);
+    let state = followed;
+    if (state !== undefined && state.game !== identity) {
+      // what the earlier process wrote last (its shutdown, its players leaving) is its own, not the new one's
+      await parseAppended(state, (await state.handle.stat()).size);
+      state.session = newSession(); // a new game process: everyone was disconnected
+      state.game = identity;
+    }
+    let st: fs.Stats | undefined;
+    try {
+      st = fs.statSync(file, { throwIfNoEntry: false });
+    } catch (err) {
+      throw fileError(err, 'latest.log');
+    }
+    if (st === undefined) {
+      // docs/api.md#get-apiplayersonline: the server runs but has no log (yet): nobody online
+      await state?.handle.close();
+      followed = undefined;
+      return newSession();
+    }
+    if (!st.isFile()) throw new HttpError(500, 'latest.log is not a regular file.');
+    // a log last written before this process started is an earlier run's, until log4j rolls it at the first
+    // line of this run: neither its players nor its shutdown belong to this game
+    const startedAtMs = clock.startedAtMs(current.startTicks);
+    if (st.mtimeMs < startedAtMs) return newSession();
+    if (state !== undefined && (state.dev !== st.dev || state.ino !== st.ino)) {
+      // log4j rolled latest.log (at start-up, or at midnight while the game runs): what was written to the old
+      // file since the last call is read first, through the handle; the same process keeps its players
+      await parseAppended(state, (await state.handle.stat()).size);
+      await state.handle.close();
+      followed = undefined;
+      followed = state = await follow(state.session, identity);
+    } else if (state !== undefined && (st.size < state.offset || !isSameContent(state))) {
+      // truncated in place (log4j's copy-and-truncate fallback), perhaps already written again
+      Object.assign(state, { offset: 0, skipping: false, head: Buffer.alloc(0) });
+    }
+    if (state === undefined) {
+      state = await follow(newSession(), identity);
+      await parseAppended(state, (await state.handle.stat()).size);
+      if (!state.sawStart) {
+        // the daemon starts after a midnight roll: the session's start is in the archives
+        Object.assign(state, { session: await sessionFromArchives(path.dirname(file), startedAtMs), offset: 0, skipping: false });
+      }
+      followed = state;
+    }
+    const now = await state.handle.stat();
+    await parseAppended(state, now.size);
+    state.mtimeMs = now.mtimeMs;
+    state.settled = isSettled(now.mtimeMs, readAtMs);
+    return state.view;
+  };
+
+  const read = (current: GameProcess): Session | Promise<Session> => {
+    latestGame = current;
+    const state = followed;
+    if (state !== undefined && !updating && !updateAsked && state.game === gameIdentity(current)) {
+      const readAtMs = Date.now();
+      let st: fs.Stats | undefined;
+      try {
+        st = fs.statSync(file, { throwIfNoEntry: false });
+      } catch {
+        st = undefined;
+      }
+      if (st !== undefined && state.ino === st.ino && state.dev === st.dev) {
+        // only appends are looked for: the same size and mtime mean nothing new, once that stat can be trusted
+        if (state.settled && state.size === st.size && state.mtimeMs === st.mtimeMs) return state.view;
+        // a few lines appended (a live server's usual case), and nothing truncated: read them now
+        if (st.size >= state.size && st.size - state.offset <= PRESENCE_SYNC_MAX_BYTES && isSameContent(state)) {
+          parseAppendedNow(state, st.size);
+          state.mtimeMs = st.mtimeMs;
+          state.settled = isSettled(st.mtimeMs, readAtMs);
+          return state.view;
+        }
+      }
+    }
+    if (!updateAsked) {
+      updateAsked = true;
+      // the queue may begin it at once, before this assignment: `updateAsked` is then already false again
+      nextUpdate = updates(async () => {
+        updateAsked = false;
+        updating = true;
+        try {
+          return await update(latestGame!);
+        } finally {
+          updating = false;
+        }
+      });
+    }
+    return nextUpdate;
+  };
+
+  const playersReply = (session: Session): Reply =>
+    (session.reply ??= jsonReply({ ok: true, online: true, count: session.players.size, players: [...session.players] }));
+
+  return {
+    /** Fresh on every request (one stat of latest.log): only what was appended is parsed, the answer serialised once per change. */
+    players() {
+      const found = game.find();
+      // the spec: offline means no players, and the log is not read
+      if (found === undefined) return jsonReply({ ok: true, online: false, players: [] });
+      const session = read(found);
+      return session instanceof Promise ? session.then(playersReply) : playersReply(session);
+    },
+    read,
+    isKnownStopping: (current) => followed !== undefined && followed.game === gameIdentity(current) && followed.view.stopping,
+    listen: (next) => (listener = next),
+    followedGame: () => followed?.game,
+    async close() {
+      await updates(async () => undefined);
+      await followed?.handle.close();
+      followed = undefined;
+    },
+  };
+}
+
+/** Applies a presence line's meaning to a session, telling `listener` what changed; returns whether it started a session. */
+function applyMeaning(session: Session, meaning: LineMeaning, listener?: (change: LineMeaning) => void): boolean {
+  switch (meaning.type) {
+    case 'session.started':
+      if (listener !== undefined) for (const player of session.players) listener({ type: 'player.left', player });
+      session.players.clear();
+      session.stopping = false;
+      return true;
+    case 'player.joined':
+      // a player's second login (another location) kicks the first session; a set keeps one entry
+      if (!session.players.has(meaning.player)) listener?.(meaning);
+      session.players.add(meaning.player);
+      return false;
+    case 'player.left':
+      if (session.players.delete(meaning.player)) listener?.(meaning);
+      return false;
+    case 'server.stopping':
+      // vanilla logs `Stopping the server`, then `Stopping server`: one shutdown
+      if (!session.stopping) listener?.(meaning);
+      session.stopping = true;
+      return false;
+    default:
+      return false;
+  }
+}
+
+/** Applies every complete line of `text` (and a final unterminated one) to `players`. */
+export function scanPresence(text: string, players: Set<string> = new Set()): Set<string> {
+  const session = { players, stopping: false };
+  for (const line of text.split('\n')) {
+    const meaning = readLogLine(line, PRESENCE_TYPES);
+    if (meaning !== undefined) applyMeaning(session, meaning);
+  }
+  return players;
+}
+
+/**
+ * The session at the end of the newest `logs/*.log.gz` archives, read back to its start (bounded in files and
+ * bytes) — but only when that start is this process's: its archive's date and its line's time of day, in the
+ * host's time zone, no earlier than the process started (docs/formats.md#midnight-roll). An archive rolled when
+ * this process started holds an earlier run, and its players were never this game's.
+ */
+async function sessionFromArchives(logDir: string, startedAtMs: number): Promise<Session> {
+  let names: string[];
+  try {
+    names = fs.readdirSync(logDir).filter((name) => ARCHIVE_NAME.test(name));
+  } catch {
+    return newSession();
+  }
+  const newestFirst = names
+    .map((name) => ({ name, mtimeMs: fs.statSync(path.join(logDir, name), { throwIfNoEntry: false })?.mtimeMs ?? 0 }))
+    .sort((a, b) => b.mtimeMs - a.mtimeMs || b.name.localeCompare(a.name, 'en', { numeric: true }))
+    .slice(0, ARCHIVE_MAX_FILES);
+  const texts: string[] = [];
+  let budget = ARCHIVE_MAX_BYTES;
+  for (const { name } of newestFirst) {
+    const text = budget > 0 ? await gunzipFile(path.join(logDir, name), budget) : undefined;
+    if (text === undefined) return newSession();
+    budget -= text.length;
+    texts.unshift(text);
+    const start = text.split('\n').reverse().find((line) => readLogLine(line, PRESENCE_TYPES)?.type === 'session.started');
+    if (start === undefined) continue;
+    const [, year, month, day] = ARCHIVE_NAME.exec(name)!;
+    const clock = /(\d\d):(\d\d):(\d\d)/.exec(start.slice(0, 64));
+    if (clock === null) return newSession();
+    const startMs = new Date(Number(year), Number(month) - 1, Number(day), Number(clock[1]), Number(clock[2]), Number(clock[3])).getTime();
+    if (startMs < startedAtMs - SESSION_START_SLACK_MS) return newSession();
+    const players = new Set<string>();
+    for (const archived of texts) scanPresence(archived, players);
+    return { players, stopping: false };
+  }
+  return newSession(); // no start within the bound: nothing can be said of this process's players
+}
+
+async function gunzipFile(file: string, maxBytes: number): Promise<string | undefined> {
+  let opened: { handle: fs.promises.FileHandle; stat: fs.Stats };
+  try {
+    opened = await openRegularFile(file);
+  } catch {
+    return undefined;
+  }
+  let bytes: Buffer;
+  try {
+    if (opened.stat.size > maxBytes) return undefined;
+    bytes = await opened.handle.readFile();
+  } catch {
+    return undefined;
+  } finally {
+    await opened.handle.close();
+  }
+  return new Promise((resolve) => gunzip(bytes, { maxOutputLength: maxBytes }, (err, text) => resolve(err ? undefined : text.toString('utf8'))));
+}
+
+const PLAYERS_ROUTE: RouteAbout = {
+  summary: 'Players online',
+  description: 'Who is online by the join and leave lines of latest.log; fresh on every request.',
+  answers: {
+    200: success('The players, or online false.', 'Players', { ok: true, online: true, count: 2, players: ['Alex', '.Bramble_Crest'] }),
+    500: failure('latest.log cannot be read or is not a regular file.', 'latest.log is not a regular file.'),
+    503: BUSY_ANSWER,
+  },
+};
+
+// ==== The console and serv: POST /api/command, POST /api/server/start|stop|restart ====
+
+const COMMAND_MAX_CHARS = 1_000;
+const TMUX_TIMEOUT_MS = 5_000;
+const OUTPUT_FIRST_LINE_MS = 3_000;
+const OUTPUT_QUIET_MS = 300;
+const OUTPUT_WINDOW_MS = 2_000; // after the first line: a stream of lines cannot hold the console
+const OUTPUT_MAX_LINES = 100;
+const OUTPUT_MAX_BYTES = 64 * 1024;
+const OUTPUT_WAITING_MAX = 8;
+const LOG_POLL_MS = 25; // while a command's output or a whitelist verdict is awaited
+const LOG_READ_MAX_BYTES = 256 * 1024; // of new log text per look: output never needs more
+const CONSOLE_UNAVAILABLE = 'The game console is not available: ';
+const TOO_MANY_WAITING = 'Too many commands waiting for output; try again.';
+const COMMAND_REQUIRED = 'command is required and must be a string.';
+const COMMAND_CHARACTERS = 'command must not contain ; & | ` $ ( ) { } [ ] < > \\ or control characters.';
+const COMMAND_LENGTH = `command must be 1 to ${COMMAND_MAX_CHARS} characters long.`;
+const COMMAND_UNICODE = 'command must be valid Unicode text.';
+const OUTPUT_FLAG = 'output must be true or false.';
 
 // The spec's fourteen characters, then the C0 controls, DEL and the C1 controls (docs/api.md#post-apicommand)
 const FORBIDDEN_IN_COMMAND = /[;&|`$(){}[\]<>\\\x00-\x1f\x7f-\x9f]/;
+// The body as the API description shows it, and as validateCommand reads it (a test holds them to each other)
+const COMMAND_BODY: Schema = {
+  type: 'object', required: ['command'],
+  properties: {
+    command: { type: 'string', minLength: 1, maxLength: COMMAND_MAX_CHARS, pattern: `^[^${FORBIDDEN_IN_COMMAND.source.slice(1, -1)}]*$` },
+    output: { type: 'boolean' },
+  },
+};
 
 /** The console command as sent: outer spaces trimmed, 1..1000 characters, no forbidden character. */
 export function validateCommand(value: unknown): string {
-  if (typeof value !== 'string') throw new HttpError(400, 'command is required and must be a string.');
+  if (typeof value !== 'string') throw new HttpError(400, COMMAND_REQUIRED);
   const command = value.replace(/^ +| +$/g, '');
   // a lone UTF-16 surrogate (`\ud800` in JSON) has no UTF-8 form: it would reach the console as U+FFFD
-  if (/\p{Surrogate}/u.test(command)) throw new HttpError(400, 'command must be valid Unicode text.');
-  if (FORBIDDEN_IN_COMMAND.test(command)) {
-    throw new HttpError(400, 'command must not contain ; & | ` $ ( ) { } [ ] < > \\ or control characters.');
-  }
-  if (command.length < 1 || command.length > COMMAND_MAX_CHARS) {
-    throw new HttpError(400, 'command must be 1 to 1000 characters long.');
-  }
+  if (/\p{Surrogate}/u.test(command)) throw new HttpError(400, COMMAND_UNICODE);
+  if (FORBIDDEN_IN_COMMAND.test(command)) throw new HttpError(400, COMMAND_CHARACTERS);
+  if (command.length < 1 || command.length > COMMAND_MAX_CHARS) throw new HttpError(400, COMMAND_LENGTH);
   return command;
 }
 
-/** A player name as the spec allows it: `[a-zA-Z0-9_]{1,16}`. */
-export function validatePlayer(value: unknown): string {
-  if (typeof value !== 'string') throw new HttpError(400, 'player is required and must be a string.');
-  if (!/^[A-Za-z0-9_]{1,16}$/.test(value)) throw new HttpError(400, 'player must be 1 to 16 characters from A-Z, a-z, 0-9 and _.');
-  return value;
+/** The request body as a JSON object, read once and bounded; its Content-Type is not looked at (curl -d). */
+async function readJsonObject(request: ApiRequest): Promise<Record<string, unknown>> {
+  request.allowBody();
+  const bytes = await readBody(request.req);
+  let value: unknown;
+  try {
+    // strict UTF-8: a lenient decode would turn bad bytes into U+FFFD and type that into the console
+    value = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes));
+  } catch {
+    throw new HttpError(400, NOT_A_JSON_OBJECT);
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new HttpError(400, NOT_A_JSON_OBJECT);
+  return value as Record<string, unknown>;
+}
+
+async function readBody(req: IncomingMessage): Promise<Buffer> {
+  // Connection: close, or clients may see a reset instead of the 413 while they are still sending
+  const tooLarge = (): HttpError => new HttpError(413, BODY_TOO_LARGE, { Connection: 'close' });
+  if (Number(req.headers['content-length'] ?? 0) > MAX_BODY_BYTES) throw tooLarge();
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > MAX_BODY_BYTES) throw tooLarge(); // chunked bodies announce no length
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks);
+}
+
+interface GameConsole {
+  /** POST /api/command */
+  command(request: ApiRequest): Promise<Reply>;
+  /**
+   * Types `command`, in its turn, then `watch` reads the log from where it ended when the command was typed: no other
+   * command is typed until it returns, so no other command's reply can fall into what it reads (a whitelist verdict).
+   */
+  sendAndWatch<T>(command: string, watch: (log: LogReader, mark: LogMark) => Promise<T>): Promise<T>;
+}
+
+interface Pane {
+  id: string; // %N: unique on the tmux server, whichever window or pane is active
+  tty: string;
+  inMode: boolean;
+  mode: string;
+  synchronized: boolean;
+  dead: boolean;
+  pid: number;
+}
+
+// `|`, not a tab: without a UTF-8 locale tmux prints control characters as `_`; no field can hold a `|`
+const PANE_FORMAT = ['#{pane_id}', '#{pane_tty}', '#{pane_in_mode}', '#{pane_mode}', '#{synchronize-panes}', '#{pane_dead}', '#{pane_pid}'].join('|');
+
+/**
+ * The console (docs/api.md#console-delivery): one command at a time, each with its window (two callers would
+ * interleave their keys, and one's reply would be read as another's), typed literally into the pane whose terminal is
+ * the game's own, by its pane id, and only when nothing but the game would read it: a shell in the pane would run it
+ * as a command line.
+ */
+function createGameConsole(config: Readonly<Config>, game: GameFinder, presence: Presence): GameConsole {
+  let stopSentTo = ''; // the game process this daemon typed `stop` into
+
+  const tmux = (args: readonly string[]): Promise<string> => {
+    const socket = config.tmuxSocket === undefined ? [] : ['-S', config.tmuxSocket];
+    return new Promise((resolve, reject) => {
+      execFile('tmux', [...socket, ...args], { timeout: TMUX_TIMEOUT_MS, maxBuffer: 64 * 1024, env: config.childEnv }, (err, stdout) =>
+        err ? reject(err) : resolve(stdout),
+      );
+    });
+  };
+  const unavailable = (why: string): HttpError => new HttpError(503, `${CONSOLE_UNAVAILABLE}${why}`);
+
+  const deliver = async (command: string): Promise<void> => {
+    const found = game.find({ fresh: true });
+    if (found === undefined) throw new HttpError(409, GAME_NOT_RUNNING);
+    // while it shuts down the game is still the pane's process but reads no more: a line typed now waits in the
+    // terminal for whatever reads it next. Only what is already known counts: delivery never waits for the log.
+    if (stopSentTo === gameIdentity(found) || presence.isKnownStopping(found)) throw unavailable('the game server is stopping.');
+    let listing: string;
+    try {
+      // `=name:` with its colon: tmux 3.3 resolves `=name` alone to another session whose name begins with it
+      listing = await tmux(['list-panes', '-s', '-t', `=${config.tmuxSession}:`, '-F', PANE_FORMAT]);
+    } catch (err) {
+      log(`console check failed: ${describeError(err)}`);
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw unavailable('tmux is not installed.');
+      throw unavailable(`the tmux session "${config.tmuxSession}" was not found.`);
+    }
+    const stat = readProcStat(found.pid);
+    if (stat === undefined) throw new HttpError(409, GAME_NOT_RUNNING);
+    const pane = parsePaneList(listing).find((p) => ttyNumber(p.tty) === stat.ttyNr && stat.ttyNr !== 0);
+    if (pane === undefined) throw unavailable(`the game server does not run in a pane of the tmux session "${config.tmuxSession}".`);
+    if (pane.dead) throw unavailable('its tmux pane is dead.');
+    // copy mode takes the keys as its own commands: a `stop` would be swallowed, and `q` typed by us would leave it
+    if (pane.inMode) throw unavailable(`its tmux pane is in ${pane.mode || 'a mode'}; leave that mode (press q in the pane) and try again.`);
+    if (pane.synchronized) {
+      throw unavailable('synchronize-panes is on in its tmux window, so the keys would also reach its other panes; '
+        + 'turn it off with: tmux set-window-option synchronize-panes off.');
+    }
+    if (config.consoleShellPane !== 'allow' && isInteractiveShell(readCmdline(pane.pid))) {
+      throw unavailable('the game server was typed into an interactive shell in its tmux pane, which would read the command if the game '
+        + `exited first; start the game as the pane's command (tmux new-session -d -s ${config.tmuxSession} 'java …') or set CONSOLE_SHELL_PANE=allow.`);
+    }
+    // last, so that the moment between this check and the keys is as short as it can be: the game's process group
+    // must be its terminal's foreground group (a suspended game or a background job is not)
+    const now = readProcStat(found.pid);
+    if (now === undefined || now.startTicks !== found.startTicks) throw new HttpError(409, GAME_NOT_RUNNING);
+    if (now.tpgid !== now.pgrp) throw unavailable('the game server is not the foreground process of its tmux pane.');
+    // text and Enter in one tmux command sequence (`;`), so no other client's keys come between them
+    await tmux(['send-keys', '-t', pane.id, '-l', '--', command, ';', 'send-keys', '-t', pane.id, 'Enter']);
+    // vanilla's stop takes no argument (`stop now` is refused and the game runs on); any other shutdown shows in its log
+    if (command === 'stop' || command === '/stop') stopSentTo = gameIdentity(found);
+  };
+
+  // docs/api.md#command-output: one command at a time, each with its window: the next is typed once the window
+  // before it closed, so what a window reads holds no reply to a command typed during it
+  const turns = createSerialQueue();
+  const latestLog = createLogReader(latestLogPath(config));
+  let outputWaiting = 0;
+  const sendAndWatch = <T>(command: string, watch: (log: LogReader, mark: LogMark) => Promise<T>): Promise<T> => turns(async () => {
+    const mark = latestLog.mark();
+    await deliver(command);
+    return watch(latestLog, mark);
+  });
+
+  return {
+    async command(request) {
+      const body = await readJsonObject(request);
+      const command = validateCommand(body.command);
+      if (body.output !== undefined && typeof body.output !== 'boolean') throw new HttpError(400, OUTPUT_FLAG);
+      const message = `Command sent: ${command}`;
+      if (body.output !== true) {
+        await turns(() => deliver(command));
+        return messageReply(message);
+      }
+      // the window open now does not count: at most 8 wait behind it
+      if (outputWaiting >= OUTPUT_WAITING_MAX) throw new HttpError(429, TOO_MANY_WAITING);
+      outputWaiting++;
+      const output = await turns(async () => {
+        outputWaiting--;
+        const mark = latestLog.mark();
+        await deliver(command);
+        return collectOutput(latestLog, mark);
+      });
+      return { status: 200, body: JSON.stringify({ ok: true, message, output }), outcome: message };
+    },
+    sendAndWatch,
+  };
+}
+
+/**
+ * The game's reply to a command (docs/api.md#command-output): the server thread's lines logged after the command was
+ * sent, nothing a player said or did, addresses masked, as message texts; until 300 ms pass without a new one once one
+ * came, 2 s after the first whatever still arrives, or 3 s when none comes; at most 100 lines and 64 KiB.
+ */
+async function collectOutput(log: LogReader, mark: LogMark): Promise<string[]> {
+  const output: string[] = [];
+  let bytes = 0;
+  const sentAtMs = performance.now();
+  let firstLineAtMs = 0;
+  let lastLineAtMs = 0;
+  for (;;) {
+    const now = performance.now();
+    if (output.length === 0 ? now - sentAtMs >= OUTPUT_FIRST_LINE_MS : now - lastLineAtMs >= OUTPUT_QUIET_MS || now - firstLineAtMs >= OUTPUT_WINDOW_MS) {
+      return output;
+    }
+    await delay(LOG_POLL_MS);
+    for (const raw of await log.linesSince(mark)) {
+      const line = parseLogLine(raw);
+      if (line === null || !isConsoleReply(line)) continue;
+      const text = maskAddresses(line.message);
+      bytes += Buffer.byteLength(text);
+      if (output.length >= OUTPUT_MAX_LINES || bytes > OUTPUT_MAX_BYTES) return output;
+      output.push(text);
+      lastLineAtMs = performance.now();
+      if (output.length === 1) firstLineAtMs = lastLineAtMs;
+    }
+  }
+}
+
+interface LogMark {
+  dev: number;
+  ino: number;
+  offset: number; // the end of the last complete line taken
+}
+
+interface LogReader {
+  /** Where latest.log ends now: what follows is written after this moment. */
+  mark(): LogMark;
+  /** The complete lines written since `mark`, which moves past them; a log rolled meanwhile is read from its start. */
+  linesSince(mark: LogMark): Promise<string[]>;
+}
+
+function createLogReader(file: string): LogReader {
+  return {
+    mark() {
+      const st = fs.statSync(file, { throwIfNoEntry: false });
+      return st?.isFile() ? { dev: st.dev, ino: st.ino, offset: st.size } : { dev: -1, ino: -1, offset: 0 };
+    },
+    async linesSince(mark) {
+      let opened: { handle: fs.promises.FileHandle; stat: fs.Stats };
+      try {
+        opened = await openRegularFile(file);
+      } catch {
+        return []; // no log (yet): no output
+      }
+      const { handle, stat } = opened;
+      try {
+        if (stat.dev !== mark.dev || stat.ino !== mark.ino || stat.size < mark.offset) Object.assign(mark, { dev: stat.dev, ino: stat.ino, offset: 0 });
+        const length = Math.min(stat.size - mark.offset, LOG_READ_MAX_BYTES);
+        if (length <= 0) return [];
+        const buffer = Buffer.allocUnsafe(length);
+        const { bytesRead } = await handle.read(buffer, 0, length, mark.offset);
+        const end = buffer.lastIndexOf(10, bytesRead - 1);
+        if (end === -1) {
+          if (bytesRead === LOG_READ_MAX_BYTES) mark.offset += bytesRead; // one enormous line: no reply text
+          return [];
+        }
+        mark.offset += end + 1;
+        return buffer.toString('utf8', 0, end).split('\n');
+      } finally {
+        await handle.close();
+      }
+    },
+  };
+}
+
+export function parsePaneList(listing: string): Pane[] {
+  return listing.split('\n').filter((line) => line !== '').map((line) => {
+    const [id, tty, inMode, mode, synchronized, dead, pid] = line.split('|');
+    return { id, tty, inMode: inMode === '1', mode, synchronized: synchronized === '1', dead: dead === '1', pid: Number(pid) };
+  });
+}
+
+/** The tty_nr /proc/PID/stat gives for a terminal device: major in bits 8-15 (and up), minor split around it. */
+function ttyNumber(ttyPath: string): number | undefined {
+  const st = ttyPath === '' ? undefined : fs.statSync(ttyPath, { throwIfNoEntry: false });
+  if (st === undefined || !st.isCharacterDevice()) return undefined;
+  // dev_t as glibc packs it
+  const major = ((st.rdev >> 8) & 0xfff) | (Math.floor(st.rdev / 2 ** 32) & ~0xfff);
+  const minor = (st.rdev & 0xff) | ((st.rdev >> 12) & ~0xff);
+  return (minor & 0xff) | (major << 8) | ((minor & ~0xff) << 12);
+}
+
+function readCmdline(pid: number): string[] {
+  try {
+    return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter((arg, i, all) => arg !== '' || i < all.length - 1);
+  } catch {
+    return [];
+  }
 }
 
 const SHELLS = new Set(['sh', 'bash', 'dash', 'ash', 'zsh', 'ksh', 'mksh', 'pdksh', 'oksh', 'yash', 'fish', 'tcsh', 'csh', 'busybox', 'elvish', 'nu']);
@@ -3354,7 +2279,1415 @@ export function isInteractiveShell(argv: readonly string[]): boolean {
   return true;
 }
 
-// ---- The server: the HTTP boundary ----
+const CONSOLE_ANSWERS: Record<number, Answer> = {
+  409: failure('The game server is not running.', GAME_NOT_RUNNING),
+  503: failure('Writes are disabled, the daemon is busy, or the console is not available (the reason and what to do follow the prefix).',
+    `${CONSOLE_UNAVAILABLE}the tmux session "gameserver" was not found.`),
+};
+
+const COMMAND_ROUTE: RouteAbout = {
+  summary: 'Type a command into the game console',
+  description: 'The command, trimmed, goes literally to the game\'s tmux pane, then Enter. With "output": true the answer waits for the '
+    + 'server-thread lines the game logs in reply (no chat, joins or logins; addresses masked).',
+  body: COMMAND_BODY,
+  answers: {
+    200: success('Delivered; with output, the reply lines.', 'CommandSent', { ok: true, message: 'Command sent: list', output: ['There are 1 of a max of 20 players online: Alex'] }),
+    400: failure('`command` is missing, not a string, too long, or holds a forbidden or control character; `output` is not a boolean; '
+      + 'or the body is not a JSON object.', COMMAND_CHARACTERS),
+    429: failure('Eight commands are already waiting for their output.', TOO_MANY_WAITING),
+    ...BODY_ANSWERS, ...WRITE_ANSWERS, ...CONSOLE_ANSWERS,
+  },
+};
+
+// ---- serv ----
+
+interface Serv {
+  /** POST /api/server/start, stop, restart */
+  run(verb: 'start' | 'stop' | 'restart'): Promise<Reply>;
+}
+
+const SERV_MESSAGES = { start: 'Server start command issued.', stop: 'Server stop command issued.', restart: 'Server restart command issued.' };
+
+function createServ(config: Readonly<Config>): Serv {
+  return {
+    async run(verb) {
+      await launchServ(config, [verb]);
+      return messageReply(SERV_MESSAGES[verb]);
+    },
+  };
+}
+
+/** Starts `serv <args>` in its own process group with our stdout and stderr; resolves once it exists. */
+function launchServ(config: Readonly<Config>, args: readonly string[], extraEnv: Record<string, string> = {}): Promise<ChildProcess> {
+  const what = `serv ${args.join(' ')}`;
+  return new Promise((resolve, reject) => {
+    let child: ChildProcess;
+    try {
+      child = spawn(config.servBin, args, {
+        detached: true, // own process group: a Ctrl-C to us or our exit does not reach it
+        stdio: ['ignore', 'inherit', 'inherit'], // straight to the journal: a pipe of ours would break when we restart
+        env: { ...config.childEnv, ...extraEnv },
+      });
+    } catch (err) {
+      log(`${what} could not be started: ${describeError(err)}`);
+      return reject(new HttpError(500, INTERNAL_ERROR));
+    }
+    child.once('error', (err) => {
+      log(`${what} could not be started: ${describeError(err)}`);
+      reject(new HttpError(500, INTERNAL_ERROR));
+    });
+    child.once('spawn', () => {
+      child.unref();
+      child.once('exit', (code, signal) => log(`${what} (pid ${child.pid}) exited with ${signal ?? `status ${code}`}`));
+      resolve(child);
+    });
+  });
+}
+
+const servRoute = (verb: 'start' | 'stop' | 'restart'): RouteAbout => ({
+  summary: `Issue \`serv ${verb}\``,
+  description: `Starts \`serv ${verb}\` in its own process group and answers once it runs: poll GET /api/status for the result.`,
+  answers: { 200: success('The command was issued.', 'Message', { ok: true, message: SERV_MESSAGES[verb] }), ...WRITE_ANSWERS },
+});
+const SERV_ROUTES = { start: servRoute('start'), stop: servRoute('stop'), restart: servRoute('restart') };
+
+// ==== The whitelist and profiles: GET /api/players/whitelist, POST /api/whitelist/add and /remove ====
+
+const WHITELIST_VERDICT_MS = 5_000;
+const WHITELIST_REFUSAL_GRACE_MS = 500; // for a reply naming the player after an unnamed refusal (another command's)
+const LOOKUP_IDLE_TIMEOUT_MS = 5_000;
+const LOOKUP_DEADLINE_MS = 5_000; // the whole lookup: a server that drips bytes never holds an edit longer
+const LOOKUP_MAX_BYTES = 64 * 1024;
+const PLAYER_REQUIRED = 'player is required and must be a string.';
+const PLAYER_PATTERN = 'player must be 1 to 16 characters from A-Z, a-z, 0-9 and _.';
+const LOOKUP_FAILED = 'The profile lookup failed; nothing was changed.';
+const DASHED_UUID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
+
+// The body as the API description shows it, and as validatePlayer reads it
+const PLAYER_BODY = {
+  type: 'object', required: ['player'],
+  properties: { player: { type: 'string', pattern: '^[A-Za-z0-9_]{1,16}$' } },
+} as const;
+const PLAYER_NAME = new RegExp(PLAYER_BODY.properties.player.pattern);
+
+/** A player name as the spec allows it: `[a-zA-Z0-9_]{1,16}`. */
+export function validatePlayer(value: unknown): string {
+  if (typeof value !== 'string') throw new HttpError(400, PLAYER_REQUIRED);
+  if (!PLAYER_NAME.test(value)) throw new HttpError(400, PLAYER_PATTERN);
+  return value;
+}
+
+interface WhitelistEntry {
+  uuid?: unknown;
+  name?: unknown;
+}
+
+const whitelistPath = (config: Readonly<Config>): string => path.join(config.serverDir, 'whitelist.json');
+
+/** whitelist.json's entries, exactly as stored: 404 when missing, 500 when unreadable or not an array of entries. */
+function readWhitelist(config: Readonly<Config>): WhitelistEntry[] {
+  const entries = readJsonFile(whitelistPath(config));
+  if (!Array.isArray(entries) || !entries.every((e) => typeof e === 'object' && e !== null && !Array.isArray(e))) {
+    throw new HttpError(500, 'whitelist.json is not a JSON array of entries.');
+  }
+  return entries as WhitelistEntry[];
+}
+
+/** Gson's layout, as the server writes the file: two-space indent, no final line break. */
+function writeWhitelist(config: Readonly<Config>, entries: WhitelistEntry[]): void {
+  try {
+    writeFileAtomic(whitelistPath(config), JSON.stringify(entries, null, 2));
+  } catch (err) {
+    log(`writing ${whitelistPath(config)} failed: ${describeError(err)}`);
+    throw new HttpError(500, 'whitelist.json could not be written.');
+  }
+}
+
+const isNamed = (player: string) => (e: WhitelistEntry): boolean => typeof e.name === 'string' && e.name.toLowerCase() === player.toLowerCase();
+
+interface Whitelist {
+  /** GET /api/players/whitelist */
+  list(): Promise<Reply>;
+  /** POST /api/whitelist/add and /remove */
+  edit(action: 'add' | 'remove', request: ApiRequest): Promise<Reply>;
+}
+
+/**
+ * docs/api.md#post-apiwhitelistadd-and-remove: a running server owns whitelist.json and would overwrite a direct edit, so it
+ * gets the console command; a stopped one has its file edited atomically. One edit at a time: two
+ * read-modify-write cycles would lose one of the changes.
+ */
+function createWhitelist(config: Readonly<Config>, game: GameFinder, gameConsole: GameConsole, shared: SharedAnswers): Whitelist {
+  const edits = createSerialQueue();
+
+  /**
+   * docs/api.md#confirmed-whitelist-edits: the game's verdict, from whitelist.json or its reply in the log. A reply
+   * that names no player may be the late reply to a command typed just before this one, so it counts only when the
+   * file agrees; a refusal waits a moment for a reply that names the player or a rewrite of the file.
+   */
+  const awaitVerdict = async (log: LogReader, mark: LogMark, action: 'add' | 'remove', player: string): Promise<Reply> => {
+    const confirmed = (): Reply => messageReply(action === 'add' ? `${player} added to whitelist.` : `${player} removed from whitelist.`);
+    const unchanged = (): Reply => messageReply(action === 'add' ? `${player} is already on the whitelist.` : `${player} is not on the whitelist.`);
+    const refused = (): Reply => errorReply(404, `${player} is not a Minecraft account.`);
+    // the entry the game would match: by the UUID it would give the name, where that is known here, else by name
+    const uuid = localUuid(config, player);
+    const holds = (entries: WhitelistEntry[]): boolean =>
+      entries.some((e) => (uuid !== undefined && typeof e.uuid === 'string' ? e.uuid.toLowerCase() === uuid : isNamed(player)(e)));
+    let sawUnchanged = false;
+    let refusedAtMs: number | undefined;
+    const deadline = performance.now() + WHITELIST_VERDICT_MS;
+    while (performance.now() < deadline) {
+      await delay(LOG_POLL_MS * 2);
+      for (const raw of await log.linesSince(mark)) {
+        // only the game's own replies (LINE_KINDS): a chat line or a line a plugin printed raw can read like one
+        const said = readLogLine(raw, WHITELIST_REPLIES);
+        if (said === undefined) continue;
+        const ours = 'player' in said && said.player.toLowerCase() === player.toLowerCase();
+        if (ours && (said.type === (action === 'add' ? 'whitelist.added' : 'whitelist.removed'))) return confirmed();
+        if (ours && action === 'remove' && said.type === 'whitelist.not-removed') return unchanged();
+        if (ours && action === 'add' && said.type === 'whitelist.not-added') return refused();
+        if (said.type === (action === 'add' ? 'whitelist.already-listed' : 'whitelist.not-listed')) sawUnchanged = true;
+        if (said.type === 'whitelist.no-such-player') refusedAtMs ??= performance.now();
+      }
+      let entries: WhitelistEntry[] | undefined;
+      try {
+        entries = readWhitelist(config);
+      } catch {
+        entries = undefined; // the game rewrites it in place: a half-written file tells nothing yet
+      }
+      if (entries === undefined) continue;
+      if (entries.some(isNamed(player)) === (action === 'add')) return confirmed();
+      if (sawUnchanged && holds(entries) === (action === 'add')) return unchanged();
+      if (refusedAtMs !== undefined && performance.now() - refusedAtMs >= WHITELIST_REFUSAL_GRACE_MS) return refused();
+    }
+    return messageReply(`${player}: whitelist ${action} sent; the game server has not confirmed it yet.`, 202);
+  };
+
+  const edit = async (action: 'add' | 'remove', player: string): Promise<Reply> => {
+    const running = game.find({ fresh: true });
+    let entries: WhitelistEntry[] = [];
+    try {
+      entries = readWhitelist(config);
+    } catch (err) {
+      // a running server creates the file itself; a corrupt file is never overwritten
+      if (!(err instanceof HttpError && err.status === 404 && running !== undefined)) throw err;
+    }
+    const listed = entries.some(isNamed(player));
+    if (action === 'add' && listed) return messageReply(`${player} is already on the whitelist.`);
+    if (action === 'remove' && !listed) return messageReply(`${player} is not on the whitelist.`);
+    if (running !== undefined) {
+      return gameConsole.sendAndWatch(`whitelist ${action} ${player}`, (log, mark) => awaitVerdict(log, mark, action, player));
+    } else if (action === 'remove') {
+      writeWhitelist(config, entries.filter((e) => !isNamed(player)(e)));
+    } else {
+      const profile = await resolveProfile(config, player);
+      writeWhitelist(config, [...entries, { uuid: profile.uuid, name: profile.name }]);
+    }
+    return messageReply(action === 'add' ? `${player} added to whitelist.` : `${player} removed from whitelist.`);
+  };
+
+  return {
+    list: () => shared('whitelist', async () => {
+      const whitelist = readWhitelist(config);
+      return jsonReply({ ok: true, count: whitelist.length, whitelist });
+    }),
+    async edit(action, request) {
+      const player = validatePlayer((await readJsonObject(request)).player);
+      return edits(() => edit(action, player));
+    },
+  };
+}
+
+const WHITELIST_REPLIES = new Set<LineMeaning['type']>([
+  'whitelist.added', 'whitelist.removed', 'whitelist.not-added', 'whitelist.not-removed',
+  'whitelist.no-such-player', 'whitelist.already-listed', 'whitelist.not-listed',
+]);
+
+// ---- Profiles ----
+
+interface Profile {
+  name: string;
+  uuid: string;
+}
+
+function isOnlineMode(config: Readonly<Config>): boolean {
+  let properties: Record<string, string> = {};
+  try {
+    properties = readServerProperties(config);
+  } catch {
+    // Minecraft's default is online mode
+  }
+  // Minecraft reads the flag with Boolean.valueOf: any value but `true` (in any case, no blanks) is false
+  const onlineMode = properties['online-mode'];
+  return onlineMode === undefined || onlineMode.toLowerCase() === 'true';
+}
+
+/** The UUID and name case to write for a player, from the same sources the server would use. */
+async function resolveProfile(config: Readonly<Config>, player: string): Promise<Profile> {
+  if (!isOnlineMode(config)) return { name: player, uuid: offlineUuid(player) };
+  const cached = findInUserCache(config, player);
+  if (cached !== undefined) return cached;
+  return lookupProfile(config, player);
+}
+
+/** The UUID the game would give a name without asking the network (usercache.json, or the offline rule), if any. */
+function localUuid(config: Readonly<Config>, player: string): string | undefined {
+  const cached = findInUserCache(config, player);
+  if (cached !== undefined) return cached.uuid;
+  return isOnlineMode(config) ? undefined : offlineUuid(player);
+}
+
+function findInUserCache(config: Readonly<Config>, player: string): Profile | undefined {
+  let cache: unknown;
+  try {
+    cache = readJsonFile(path.join(config.serverDir, 'usercache.json'));
+  } catch {
+    return undefined;
+  }
+  if (!Array.isArray(cache)) return undefined;
+  // an entry the server itself would reject (an undashed or malformed UUID) is not used
+  const hit = cache.find((e) => typeof e?.name === 'string' && e.name.toLowerCase() === player.toLowerCase() && typeof e.uuid === 'string' && DASHED_UUID.test(e.uuid));
+  return hit === undefined ? undefined : { name: hit.name, uuid: hit.uuid.toLowerCase() };
+}
+
+/** Asks PROFILE_LOOKUP_URL (Mojang's API by default) for a name; 502 when unknown or unreachable. */
+function lookupProfile(config: Readonly<Config>, player: string): Promise<Profile> {
+  const url = new URL(config.profileLookupUrl.href + encodeURIComponent(player));
+  const failed = (why: string): HttpError => {
+    log(`profile lookup for ${player} failed: ${why}`);
+    return new HttpError(502, LOOKUP_FAILED);
+  };
+  return new Promise((resolve, reject) => {
+    const request = (url.protocol === 'https:' ? httpsRequest : httpRequest)(url, { timeout: LOOKUP_IDLE_TIMEOUT_MS }, (res) => {
+      const chunks: Buffer[] = [];
+      let bytes = 0;
+      res.on('data', (chunk: Buffer) => {
+        bytes += chunk.length;
+        if (bytes > LOOKUP_MAX_BYTES) request.destroy(new Error('answer too large'));
+        else chunks.push(chunk);
+      });
+      res.on('end', () => {
+        clearTimeout(deadline);
+        // the service answered 204 for unknown names until 2023 and 404 since
+        if (res.statusCode === 204 || res.statusCode === 404) return reject(new HttpError(502, `No Minecraft account is named ${player}.`));
+        if (res.statusCode !== 200) return reject(failed(`status ${res.statusCode}`));
+        let answer: { id?: unknown; name?: unknown };
+        try {
+          answer = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+        } catch {
+          return reject(failed('the answer is not JSON'));
+        }
+        const hex = typeof answer?.id === 'string' ? answer.id.replace(/-/g, '') : '';
+        if (!/^[0-9a-fA-F]{32}$/.test(hex) || typeof answer.name !== 'string' || !PLAYER_NAME.test(answer.name)) {
+          return reject(failed('the answer has no valid id and name'));
+        }
+        resolve({ name: answer.name, uuid: dashUuid(hex) });
+      });
+      res.on('error', (err) => reject(failed(describeError(err))));
+    });
+    // the idle timeout alone lets a server that sends a byte every few seconds hold the edit for ever
+    const deadline = setTimeout(() => request.destroy(new Error(`no answer within ${LOOKUP_DEADLINE_MS / 1000} s`)), LOOKUP_DEADLINE_MS);
+    request.on('timeout', () => request.destroy(new Error('timed out')));
+    request.on('error', (err) => {
+      clearTimeout(deadline);
+      reject(failed(describeError(err)));
+    });
+    request.end();
+  });
+}
+
+/** `UUID.nameUUIDFromBytes("OfflinePlayer:" + name)`: the UUID an offline-mode server gives a name. */
+export function offlineUuid(name: string): string {
+  const b = createHash('md5').update(`OfflinePlayer:${name}`, 'utf8').digest();
+  b[6] = (b[6] & 0x0f) | 0x30;
+  b[8] = (b[8] & 0x3f) | 0x80;
+  return dashUuid(b.toString('hex'));
+}
+
+/** 32 hex digits in the dashed layout whitelist.json uses. */
+function dashUuid(hex: string): string {
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`.toLowerCase();
+}
+
+const WHITELIST_ROUTE: RouteAbout = {
+  summary: 'The whitelist as stored',
+  description: 'The entries of whitelist.json exactly as stored. At most 100 ms old.',
+  answers: {
+    200: success('The entries.', 'Whitelist', { ok: true, count: 1, whitelist: [{ uuid: 'b50ad385-829d-3141-a216-7e7d7539ba7f', name: 'Notch' }] }),
+    ...missingOrUnreadable('whitelist.json'), 503: BUSY_ANSWER,
+  },
+};
+
+const editRoute = (action: 'add' | 'remove'): RouteAbout => ({
+  summary: action === 'add' ? 'Add a player to the whitelist' : 'Remove a player from the whitelist',
+  description: `While the game runs, \`whitelist ${action} <player>\` goes to its console and the answer waits up to 5 s for the game's verdict; `
+    + 'while it is stopped, whitelist.json is edited atomically (a new entry takes its UUID from the offline rule, usercache.json or the profile lookup).',
+  body: PLAYER_BODY,
+  answers: {
+    200: success('Done, or nothing to do (already listed / not listed).', 'Message', { ok: true, message: action === 'add' ? 'Alex added to whitelist.' : 'Alex removed from whitelist.' }),
+    202: success('Sent to the console; the game has not confirmed it within 5 s.', 'Message', { ok: true, message: `Alex: whitelist ${action} sent; the game server has not confirmed it yet.` }),
+    400: failure('`player` is missing or not 1 to 16 characters from A-Z, a-z, 0-9 and _, or the body is not a JSON object.', PLAYER_PATTERN),
+    404: failure('No such Minecraft account (the game\'s verdict), or whitelist.json is missing while the game is stopped.', 'Alex is not a Minecraft account.'),
+    502: failure('The profile lookup failed or knows no such name; nothing was changed.', LOOKUP_FAILED),
+    ...BODY_ANSWERS, ...WRITE_ANSWERS, ...CONSOLE_ANSWERS,
+  },
+});
+const EDIT_ROUTES = { add: editRoute('add'), remove: editRoute('remove') };
+
+// ==== Backups: GET /api/backups, POST /api/backup ====
+
+const BACKUP_RUNNING = 'A backup is already running.';
+const BACKUP_TRIGGERED = 'Backup triggered. Check /api/backups shortly.';
+// serv backup -s runs with this in its environment, set to BACKUP_DIR, and so does everything it starts: a later
+// run of the daemon finds a backup of the same folder in /proc by it (docs/api.md#post-apibackup)
+const BACKUP_MARKER_NAME = 'GAMESERVER_API_BACKUP';
+const SIZE_UNITS = ['B', 'KB', 'MB', 'GB', 'TB'];
+const BACKUP_TYPES: ReadonlyArray<[string, BackupType]> = [
+  ['snapshot_', 'snapshot'],
+  ['gameserver_backup_', 'full_backup'],
+  ['restore_undo', 'restore_undo'],
+];
+export type BackupType = 'snapshot' | 'full_backup' | 'restore_undo' | 'archive';
+
+/** An archive as GET /api/backups lists it (and backup.finished carries it). */
+interface BackupEntry {
+  name: string;
+  type: BackupType;
+  size: string;
+  bytes: number;
+  created: string;
+}
+
+/** The spec's prefix table. */
+export function backupType(name: string): BackupType {
+  return BACKUP_TYPES.find(([prefix]) => name.startsWith(prefix))?.[1] ?? 'archive';
+}
+
+/** Base 1024, the largest unit whose value is at least 1, two decimals: `1.50 KB`. */
+export function formatSize(bytes: number): string {
+  let value = bytes;
+  let unit = 0;
+  while (value >= 1024 && unit < SIZE_UNITS.length - 1) {
+    value /= 1024;
+    unit++;
+  }
+  return `${value.toFixed(2)} ${SIZE_UNITS[unit]}`;
+}
+
+/** The `.tar.gz` archives of a folder, newest first (docs/api.md#get-apibackups). */
+function listBackups(dir: string): BackupEntry[] {
+  const name = path.basename(dir);
+  let entries: string[];
+  try {
+    if (!fs.statSync(dir).isDirectory()) throw new Error('not a directory');
+    entries = fs.readdirSync(dir).filter((entry) => entry.endsWith('.tar.gz'));
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new HttpError(404, `${name} not found`);
+    throw new HttpError(500, `${name} could not be read.`);
+  }
+  const files: Array<{ name: string; bytes: number; mtimeMs: number }> = [];
+  for (const entry of entries) {
+    // a file may vanish between the listing and its stat, and a FIFO is no archive: neither is listed
+    const file = fs.statSync(path.join(dir, entry), { throwIfNoEntry: false });
+    if (file?.isFile()) files.push({ name: entry, bytes: file.size, mtimeMs: file.mtimeMs });
+  }
+  files.sort((a, b) => b.mtimeMs - a.mtimeMs || a.name.localeCompare(b.name));
+  return files.map((f): BackupEntry => ({
+    name: f.name,
+    type: backupType(f.name),
+    size: formatSize(f.bytes),
+    bytes: f.bytes,
+    created: new Date(f.mtimeMs).toISOString(),
+  }));
+}
+
+/** Whether a process started with the marker of this backup folder still runs (a zombie's environment is empty). */
+function isBackupRunning(backupDir: string): boolean {
+  const marker = `${BACKUP_MARKER_NAME}=${backupDir}\0`;
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^[0-9]+$/.test(entry)) continue;
+    try {
+      const environ = fs.readFileSync(`/proc/${entry}/environ`, 'latin1');
+      if (environ.startsWith(marker) || environ.includes(`\0${marker}`)) return true;
+    } catch {
+      // exited meanwhile, or another user's process
+    }
+  }
+  return false;
+}
+
+interface Backups {
+  /** GET /api/backups */
+  list(): Promise<Reply>;
+  /** POST /api/backup: launches `serv backup -s` unless a backup already runs on the host. */
+  start(): Promise<Reply>;
+}
+
+function createBackups(config: Readonly<Config>, shared: SharedAnswers): Backups {
+  let launching = false;
+  return {
+    list: () => shared('backups', async () => {
+      const backups = listBackups(config.backupDir);
+      return jsonReply({ ok: true, count: backups.length, backups });
+    }),
+    async start() {
+      // taken before the spawn is awaited: two requests may be handled in one turn of the event loop
+      if (launching || isBackupRunning(config.backupDir)) throw new HttpError(409, BACKUP_RUNNING);
+      launching = true;
+      try {
+        await launchServ(config, ['backup', '-s'], { [BACKUP_MARKER_NAME]: config.backupDir });
+      } finally {
+        launching = false;
+      }
+      return messageReply(BACKUP_TRIGGERED);
+    },
+  };
+}
+
+const BACKUPS_ROUTE: RouteAbout = {
+  summary: 'The .tar.gz backups, newest first',
+  description: 'Only `.tar.gz` regular files of BACKUP_DIR, typed by their name. At most 100 ms old.',
+  answers: {
+    200: success('The archives.', 'Backups', {
+      ok: true, count: 1,
+      backups: [{ name: 'snapshot_2026-11-20_03-00-00.tar.gz', type: 'snapshot', size: '1.50 MB', bytes: 1572864, created: '2026-11-20T03:00:04.000Z' }],
+    }),
+    404: failure('BACKUP_DIR does not exist.', 'backups not found'),
+    500: failure('BACKUP_DIR is not a readable folder.', 'backups could not be read.'),
+    503: BUSY_ANSWER,
+  },
+};
+
+const BACKUP_ROUTE: RouteAbout = {
+  summary: 'Run `serv backup -s` in the background',
+  description: 'Answers once `serv backup -s` runs; the archive appears in GET /api/backups (and as backup.finished) when it is done.',
+  answers: {
+    200: success('The backup was launched.', 'Message', { ok: true, message: BACKUP_TRIGGERED }),
+    409: failure('A backup is already running on the host.', BACKUP_RUNNING),
+    ...WRITE_ANSWERS,
+  },
+};
+
+// ==== The report: GET / and GET /api/report ====
+
+const REPORT_TIMEOUT_MS = 10_000;
+const REPORT_REUSE_MS = 5_000;
+const REPORT_MAX_BYTES = 1024 * 1024;
+const REPORT_DRAIN_MS = 500; // after the script exits, for its output still in the pipe
+const REPORT_NOT_STARTED = 'The report script could not be started.';
+const REPORT_EMPTY = 'The report script printed nothing.';
+const REPORT_TIMED_OUT = 'The report script timed out after 10 s.';
+
+interface Report {
+  /** GET /: the report as text, its failures too. */
+  text(): Promise<Reply>;
+  /** GET /api/report */
+  json(): Promise<Reply>;
+  /** Ends a running script and everything it started (the daemon is stopping). */
+  stop(): void;
+}
+
+/** The report, from at most one script run at a time, reused for 5 s after it ended whatever the number of callers. */
+function createReport(config: Readonly<Config>): Report {
+  let cache: { atMs: number; result: Promise<string> } | undefined;
+  let running: ChildProcess | undefined;
+  const read = (): Promise<string> => {
+    if (cache === undefined || performance.now() - cache.atMs > REPORT_REUSE_MS) {
+      const result = runReportScript(config, (child) => (running = child));
+      cache = { atMs: Number.POSITIVE_INFINITY, result };
+      // the reuse window starts when the run ends, so a slow script is never started twice at once
+      const settle = (): void => {
+        running = undefined;
+        cache = { atMs: performance.now(), result };
+      };
+      result.then(settle, settle);
+    }
+    return cache.result;
+  };
+  return {
+    async text() {
+      try {
+        return { status: 200, body: await read(), type: TEXT_TYPE };
+      } catch (err) {
+        // docs/api.md#get-: GET / fails as text/plain, like it succeeds
+        if (err instanceof HttpError) return { status: err.status, body: err.message, type: TEXT_TYPE };
+        throw err;
+      }
+    },
+    json: async () => jsonReply({ ok: true, report: await read() }),
+    stop() {
+      if (running?.pid !== undefined) killGroup(running.pid);
+    },
+  };
+}
+
+function killGroup(pid: number): void {
+  try {
+    process.kill(-pid, 'SIGKILL');
+  } catch {
+    // already gone
+  }
+}
+
+function runReportScript(config: Readonly<Config>, started: (child: ChildProcess) => void): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let child: ChildProcess;
+    try {
+      // its own process group, so a timeout can end everything it started
+      child = spawn(config.reportScript, [], { detached: true, stdio: ['ignore', 'pipe', 'inherit'], env: config.childEnv });
+    } catch (err) {
+      log(`report script could not be started: ${describeError(err)}`);
+      return reject(new HttpError(500, REPORT_NOT_STARTED));
+    }
+    started(child);
+    const chunks: Buffer[] = [];
+    let bytes = 0;
+    let failure: HttpError | undefined;
+    let settled = false;
+    let drainTimer: NodeJS.Timeout | undefined;
+    // settles once, from whichever comes first; a process that left the group (setsid) may hold stdout open
+    // for ever, so the pipe is closed here rather than waited for
+    const settle = (): void => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      clearTimeout(drainTimer);
+      child.stdout!.destroy();
+      const text = Buffer.concat(chunks).toString('utf8');
+      // docs/api.md#get-apireport: a non-zero exit with output still counts
+      if (failure === undefined && text.trim() === '') failure = new HttpError(500, REPORT_EMPTY);
+      if (failure !== undefined) reject(failure);
+      else resolve(text);
+    };
+    const timer = setTimeout(() => {
+      failure ??= new HttpError(500, REPORT_TIMED_OUT);
+      if (child.pid !== undefined) killGroup(child.pid);
+      settle();
+    }, REPORT_TIMEOUT_MS);
+    child.stdout!.on('data', (chunk: Buffer) => {
+      bytes += chunk.length;
+      if (bytes <= REPORT_MAX_BYTES) chunks.push(chunk);
+    });
+    child.once('error', (err) => {
+      log(`report script could not be started: ${describeError(err)}`);
+      failure ??= new HttpError(500, REPORT_NOT_STARTED);
+      settle();
+    });
+    child.once('exit', () => {
+      // what the script left behind in its group is ended; output already written is still read
+      if (child.pid !== undefined) killGroup(child.pid);
+      drainTimer = setTimeout(settle, REPORT_DRAIN_MS);
+    });
+    child.once('close', settle);
+  });
+}
+
+const REPORT_TEXT_ROUTE: RouteAbout = {
+  summary: 'The host report as text',
+  description: 'The standard output of REPORT_SCRIPT, from at most one run at a time, reused for 5 s; failures are text too.',
+  answers: {
+    200: success('The report.', { type: 'string' }, 'Gameserver host report\n', TEXT_TYPE),
+    500: success('The script could not start, printed nothing, or ran over 10 s.', { type: 'string' }, REPORT_TIMED_OUT, TEXT_TYPE),
+    503: BUSY_ANSWER,
+  },
+};
+
+const REPORT_JSON_ROUTE: RouteAbout = {
+  summary: 'The host report as JSON',
+  description: 'The same report as GET /, wrapped.',
+  answers: {
+    200: success('The report.', 'Report', { ok: true, report: 'Gameserver host report\n' }),
+    500: failure('The script could not start, printed nothing, or ran over 10 s.', REPORT_EMPTY),
+    503: BUSY_ANSWER,
+  },
+};
+
+// ==== Live events: GET /api/events, and the webhook ====
+
+const EVENTS_KEPT = 1_000;
+const EVENT_STREAMS_MAX = 64;
+const EVENT_STREAMS_KEPT_FOR_KEY = 8;
+const EVENT_STREAM_RETRY_MS = 3_000;
+const EVENT_KEEPALIVE_MS = 15_000;
+const EVENT_STREAM_MAX_PENDING_BYTES = 1024 * 1024; // a stream whose reader is that far behind is closed
+const WATCH_PULSE_MS = 500; // the safety net behind fs.watch, the process's pulse, keep-alives: events within 1 s
+const WATCH_LINGER_MS = 10_000; // after the last stream closed: a reconnect after `retry` misses nothing
+const BACKUP_SETTLE_MS = 250; // a new archive's size and time must hold this long before it counts as finished
+const WEBHOOK_QUEUE_MAX = 1_000;
+const WEBHOOK_FIRST_RETRY_MS = 1_000;
+const WEBHOOK_RETRY_MAX_MS = 60_000;
+const WEBHOOK_GIVE_UP_MS = 10 * 60_000;
+const WEBHOOK_TIMEOUT_MS = 10_000;
+const DISCORD_CONTENT_MAX_CHARS = 2_000;
+const EVENT_STREAM_TYPE = 'text/event-stream; charset=utf-8';
+const TOO_MANY_STREAMS = 'Too many event streams are open; try again later.';
+const WRONG_KEY = 'Unauthorized — the key sent (X-API-Key, or the password of Basic auth) is wrong.';
+
+/** An event as streams and the webhook carry it: `{type, time, ...}` (docs/api.md#get-apievents). */
+interface ApiEvent {
+  type: string;
+  time: string;
+  [field: string]: unknown;
+}
+
+/** The one wire format of a stream: an event's `data:` line of JSON after its `id:` (a reset has none). */
+function sseFrame(data: string, id?: string): string {
+  return id === undefined ? `data: ${data}\n\n` : `id: ${id}\ndata: ${data}\n\n`;
+}
+
+interface EventLog {
+  /** Keeps an event (its JSON) and gives its frame. */
+  append(data: string): string;
+  /** The frames of the events after `id`, or undefined when that id is not among those kept. */
+  replayAfter(id: string): string[] | undefined;
+  /** Makes every id given so far unknown: events were not watched for a while, and one after them may be missing. */
+  forget(): void;
+}
+
+/**
+ * The last 1,000 events, for a reconnect's Last-Event-ID. Ids carry a random era, new at every start of the daemon and
+ * after every pause in watching, so an id of an earlier run or from before a pause is not found: its stream gets
+ * `stream.reset` first.
+ */
+function createEventLog(): EventLog {
+  const newEra = (): string => randomBytes(6).toString('base64url');
+  let era = newEra();
+  let sequence = 0;
+  const kept: Array<{ id: string; frame: string }> = [];
+  return {
+    append(data) {
+      const id = `${era}-${++sequence}`;
+      const frame = sseFrame(data, id);
+      kept.push({ id, frame });
+      if (kept.length > EVENTS_KEPT) kept.shift();
+      return frame;
+    },
+    replayAfter(id) {
+      const at = kept.findIndex((event) => event.id === id);
+      return at === -1 ? undefined : kept.slice(at + 1).map((event) => event.frame);
+    },
+    forget() {
+      era = newEra();
+      sequence = 0;
+      kept.length = 0;
+    },
+  };
+}
+
+type Publish = (type: string, fields?: Record<string, unknown>) => void;
+
+/** A detector of changes on the host: one look, which `quiet` takes as the starting state, without events. */
+interface Detector {
+  look(quiet: boolean): void | Promise<void>;
+}
+
+/**
+ * The game process starting and ending (`crashed` when it ended without a stop line) and what its log says of
+ * players and shutdown, in order: lines of a process whose start was not seen yet wait for it.
+ */
+function detectGame(game: GameFinder, presence: Presence, publish: Publish): Detector & { onPresence: PresenceListener } {
+  let current: GameProcess | undefined;
+  let stopping = false;
+  let online = new Set<string>();
+  let early: Array<[string, LineMeaning]> = [];
+  let ready = false;
+
+  const apply = (change: LineMeaning): void => {
+    if (change.type === 'server.stopping') {
+      if (!stopping) publish('server.stopping');
+      stopping = true;
+    } else if (change.type === 'player.joined') {
+      if (!online.has(change.player)) publish('player.joined', { player: change.player });
+      online.add(change.player);
+    } else if (change.type === 'player.left' && online.delete(change.player)) {
+      publish('player.left', { player: change.player });
+    }
+  };
+
+  return {
+    onPresence(change, gameId) {
+      if (!ready) return;
+      if (current === undefined || gameIdentity(current) !== gameId) early.push([gameId, change]);
+      else apply(change);
+    },
+    async look(quiet) {
+      const now = game.find();
+      const before = current;
+      if (before !== undefined && (now === undefined || gameIdentity(now) !== gameIdentity(before))) {
+        // the process ended: its last lines first (its shutdown, players leaving), then players it never logged out
+        if (presence.followedGame() === gameIdentity(before)) await presence.read(before);
+        for (const player of online) publish('player.left', { player });
+        publish('server.stopped', { pid: before.pid, crashed: !stopping });
+        current = undefined;
+        stopping = false;
+        online = new Set();
+      }
+      if (now !== undefined && current === undefined) {
+        current = now;
+        if (!quiet) publish('server.started', { pid: now.pid });
+        const waiting = early.filter(([id]) => id === gameIdentity(now));
+        early = [];
+        for (const [, change] of waiting) apply(change);
+      }
+      if (now !== undefined) {
+        const session = await presence.read(now);
+        if (quiet) {
+          online = new Set(session.players);
+          stopping = session.stopping;
+        }
+      }
+      ready = true;
+    },
+  };
+}
+
+/** whitelist.json changed, by the API or anyone else: who was added and who removed (by UUID, else by name). */
+function detectWhitelist(config: Readonly<Config>, publish: Publish): Detector {
+  let entries: Map<string, string> | undefined; // uuid (or name) → name
+  let signature = '';
+  return {
+    look(quiet) {
+      const now = settledSignature(whitelistPath(config));
+      if (now !== '' && now === signature) return;
+      let seen: Map<string, string>;
+      try {
+        seen = new Map(readWhitelist(config).map((e) => [String(typeof e.uuid === 'string' ? e.uuid.toLowerCase() : e.name), String(e.name)]));
+      } catch (err) {
+        if (!(err instanceof HttpError && err.status === 404)) return; // the game rewrites it in place: a half-written file says nothing yet
+        seen = new Map();
+      }
+      const before = entries;
+      entries = seen;
+      signature = now;
+      if (quiet || before === undefined) return;
+      const added = [...seen].filter(([key]) => !before.has(key)).map(([, name]) => name);
+      const removed = [...before].filter(([key]) => !seen.has(key)).map(([, name]) => name);
+      if (added.length > 0 || removed.length > 0) publish('whitelist.changed', { added, removed });
+    },
+  };
+}
+
+/** A new archive in the backup folder, once its size and time held still for a moment (it may still be growing). */
+function detectBackups(config: Readonly<Config>, publish: Publish, lookAgain: () => void): Detector {
+  let archives: Map<string, string> | undefined; // name → size and time
+  let signature = '';
+  const pending = new Map<string, { signature: string; atMs: number }>();
+  return {
+    look(quiet) {
+      const now = settledSignature(config.backupDir);
+      if (now !== '' && now === signature && pending.size === 0) return;
+      let listing: BackupEntry[];
+      try {
+        listing = listBackups(config.backupDir);
+      } catch {
+        return;
+      }
+      signature = now;
+      const seen = new Map(listing.map((b) => [b.name, `${b.bytes}:${b.created}`]));
+      const before = archives;
+      archives = seen;
+      if (quiet || before === undefined) return;
+      const atMs = performance.now();
+      for (const backup of listing) {
+        if (before.has(backup.name) && !pending.has(backup.name)) continue;
+        const held = pending.get(backup.name);
+        const current = seen.get(backup.name)!;
+        if (held === undefined || held.signature !== current) {
+          pending.set(backup.name, { signature: current, atMs });
+          setTimeout(lookAgain, BACKUP_SETTLE_MS);
+        } else if (atMs - held.atMs >= BACKUP_SETTLE_MS) {
+          pending.delete(backup.name);
+          publish('backup.finished', { backup });
+        }
+      }
+      for (const name of pending.keys()) if (!seen.has(name)) pending.delete(name);
+    },
+  };
+}
+
+interface Events {
+  /** GET /api/events: a Server-Sent Events stream (docs/api.md#get-apievents). */
+  open(request: ApiRequest): Reply;
+  /** How many streams are open. */
+  streamsOpen(): number;
+  /** Ends every stream, stops watching, and drops webhook deliveries still waiting. */
+  close(): void;
+}
+
+/**
+ * Live events (docs/api.md#get-apievents): detectors turn what changes on the host into events, which are kept (the
+ * last 1,000) for a reconnect's Last-Event-ID, written to every open stream and posted to the webhook. Watching runs
+ * only while a stream is open, for 10 s after the last one closed, or always when a webhook is set: it costs nothing
+ * while nobody listens.
+ */
+function createEvents(config: Readonly<Config>, game: GameFinder, presence: Presence): Events {
+  const streams = new Map<StreamSink, number>(); // → when it was last written to (performance.now())
+  const kept = createEventLog();
+  const webhook = config.webhookUrl === undefined ? undefined : createWebhook(config);
+  const fault = createFaultLog('watching for events');
+  let watching: { watchers: fs.FSWatcher[]; pulse: NodeJS.Timeout; detectors: Detector[] } | undefined;
+  let linger: NodeJS.Timeout | undefined;
+  let checking = false;
+  let checkAgain = false;
+
+  const publish: Publish = (type, fields = {}) => {
+    const event: ApiEvent = { type, time: new Date().toISOString(), ...fields };
+    const data = JSON.stringify(event);
+    const frame = kept.append(data);
+    const now = performance.now();
+    for (const sink of streams.keys()) {
+      sink.write(frame);
+      streams.set(sink, now);
+    }
+    webhook?.deliver(config.webhookFormat === 'discord' ? JSON.stringify({ content: describeEvent(event) }) : data);
+  };
+
+  /** Looks at the host, one look at a time; a look asked for meanwhile follows the current one. */
+  const check = async (quiet = false): Promise<void> => {
+    if (checking) {
+      checkAgain = true;
+      return;
+    }
+    checking = true;
+    try {
+      do {
+        checkAgain = false;
+        const current = watching;
+        if (current === undefined) break;
+        for (const detector of current.detectors) await detector.look(quiet);
+      } while (checkAgain);
+      fault(undefined);
+    } catch (err) {
+      // a file that cannot be read now (a roll, a half-written rewrite) is looked at again on the next pulse
+      if (!(err instanceof HttpError) && (err as NodeJS.ErrnoException).code === undefined) throw err;
+      fault(describeError(err));
+    } finally {
+      checking = false;
+    }
+  };
+
+  /**
+   * Twice a second: a look at the host, and the keep-alive comments that are due. One timer for all: every timer wakes
+   * the daemon, and the wake-ups are what idle streams cost (docs/performance.md#live-events).
+   */
+  const pulse = (): void => {
+    const now = performance.now();
+    for (const [sink, writtenAtMs] of streams) {
+      // due before the next pulse: no stream stays quiet longer than EVENT_KEEPALIVE_MS
+      if (now - writtenAtMs < EVENT_KEEPALIVE_MS - WATCH_PULSE_MS) continue;
+      sink.write(': keep-alive\n\n');
+      streams.set(sink, now);
+    }
+    void check();
+  };
+
+  const startWatching = (): void => {
+    clearTimeout(linger);
+    linger = undefined;
+    if (watching !== undefined) return;
+    const gameDetector = detectGame(game, presence, publish);
+    const detectors = [gameDetector, detectWhitelist(config, publish), detectBackups(config, publish, () => void check())];
+    const watchers: fs.FSWatcher[] = [];
+    for (const dir of [config.serverDir, path.dirname(latestLogPath(config)), config.backupDir]) {
+      try {
+        watchers.push(fs.watch(dir, { persistent: false }, () => void check()).on('error', () => undefined));
+      } catch {
+        // a folder that does not exist (yet): the pulse looks at it instead
+      }
+    }
+    watching = { watchers, pulse: setInterval(pulse, WATCH_PULSE_MS), detectors };
+    presence.listen(gameDetector.onPresence);
+    void check(true);
+  };
+
+  const stopWatching = (): void => {
+    if (watching === undefined) return;
+    for (const watcher of watching.watchers) watcher.close();
+    clearInterval(watching.pulse);
+    presence.listen(undefined);
+    watching = undefined;
+    kept.forget(); // what happens while nobody watches is not known: ids from before cannot be replayed
+  };
+
+  if (webhook !== undefined) startWatching();
+
+  return {
+    open(request) {
+      if (request.keySent && !request.reveal) throw new HttpError(401, WRONG_KEY);
+      // docs/api.md#get-apievents: the last 8 slots are the key holder's, so that anonymous streams never keep the relay out
+      if (streams.size >= (request.reveal ? EVENT_STREAMS_MAX : EVENT_STREAMS_MAX - EVENT_STREAMS_KEPT_FOR_KEY)) {
+        throw new HttpError(503, TOO_MANY_STREAMS);
+      }
+      // EventSource sends the header on a reconnect; clients that cannot send headers use the query
+      const header = request.req.headers['last-event-id'];
+      const lastId = typeof header === 'string' ? header : new URLSearchParams(request.search).get('lastEventId') ?? undefined;
+      return {
+        status: 200,
+        body: '',
+        headers: { 'Content-Type': EVENT_STREAM_TYPE, 'X-Accel-Buffering': 'no' },
+        stream: (sink) => {
+          startWatching();
+          let opening = `retry: ${EVENT_STREAM_RETRY_MS}\n\n`;
+          if (lastId !== undefined && lastId !== '') {
+            const replay = kept.replayAfter(lastId);
+            opening += replay === undefined ? sseFrame(JSON.stringify({ type: 'stream.reset', time: new Date().toISOString() })) : replay.join('');
+          }
+          sink.write(opening);
+          streams.set(sink, performance.now());
+          sink.onClose(() => {
+            streams.delete(sink);
+            if (streams.size === 0 && webhook === undefined) {
+              clearTimeout(linger);
+              linger = setTimeout(stopWatching, WATCH_LINGER_MS);
+            }
+          });
+        },
+      };
+    },
+    streamsOpen: () => streams.size,
+    close() {
+      clearTimeout(linger);
+      stopWatching();
+      for (const sink of streams.keys()) sink.end();
+      webhook?.close();
+    },
+  };
+}
+
+/** One readable line for a chat channel (EVENT_WEBHOOK_FORMAT=discord), with Discord's markdown escaped. */
+export function describeEvent(event: { type: string; [field: string]: unknown }): string {
+  const name = (value: unknown): string => String(value).replace(/[\\*_~`|>#[\]()-]/g, '\\$&').replace(/@/g, '@\u200b');
+  const names = (value: unknown): string => (Array.isArray(value) ? value.map(name).join(', ') : '');
+  let text: string;
+  switch (event.type) {
+    case 'server.started': text = `The Minecraft server started (pid ${event.pid}).`; break;
+    case 'server.stopping': text = 'The Minecraft server is stopping.'; break;
+    case 'server.stopped':
+      text = event.crashed ? `The Minecraft server stopped without shutting down: it crashed or was killed (pid ${event.pid}).`
+        : `The Minecraft server stopped (pid ${event.pid}).`;
+      break;
+    case 'player.joined': text = `${name(event.player)} joined the game.`; break;
+    case 'player.left': text = `${name(event.player)} left the game.`; break;
+    case 'whitelist.changed': {
+      const added = Array.isArray(event.added) && event.added.length > 0 ? `added ${names(event.added)}` : '';
+      const removed = Array.isArray(event.removed) && event.removed.length > 0 ? `removed ${names(event.removed)}` : '';
+      text = `Whitelist: ${[added, removed].filter((part) => part !== '').join('; ')}.`;
+      break;
+    }
+    case 'backup.finished': {
+      const backup = event.backup as { name?: unknown; size?: unknown };
+      text = `Backup finished: ${name(backup.name)} (${String(backup.size)}).`;
+      break;
+    }
+    default: text = `Event ${name(event.type)}.`;
+  }
+  return text.length > DISCORD_CONTENT_MAX_CHARS ? `${text.slice(0, DISCORD_CONTENT_MAX_CHARS - 1)}…` : text;
+}
+
+interface Webhook {
+  deliver(body: string): void;
+  close(): void;
+}
+
+/**
+ * EVENT_WEBHOOK_URL (docs/api.md#webhook): every event POSTed, in order, one at a time; a failure is retried after
+ * 1 s, doubling to 60 s, for 10 minutes, then dropped with a log line. At most 1,000 wait; beyond that the oldest
+ * waiting one is dropped. With EVENT_WEBHOOK_SECRET each body is signed: `X-Signature-256: sha256=<hex HMAC>`.
+ */
+function createWebhook(config: Readonly<Config>): Webhook {
+  const url = config.webhookUrl!;
+  const queue: Array<{ body: string; firstAttemptMs: number | undefined; failures: number }> = [];
+  let sending = false;
+  let retry: NodeJS.Timeout | undefined;
+  let closed = false;
+  let dropped = 0; // while the queue is full
+  const overflow = createFaultLog('webhook');
+
+  const post = (body: string): Promise<number> => new Promise((resolve, reject) => {
+    const headers: Record<string, string> = {
+      'Content-Type': 'application/json',
+      'Content-Length': String(Buffer.byteLength(body)),
+      'User-Agent': `${SERVICE_NAME}/${VERSION}`,
+    };
+    if (config.webhookSecret !== undefined) headers['X-Signature-256'] = `sha256=${createHmac('sha256', config.webhookSecret).update(body).digest('hex')}`;
+    const request = (url.protocol === 'https:' ? httpsRequest : httpRequest)(url, { method: 'POST', headers, timeout: WEBHOOK_TIMEOUT_MS }, (res) => {
+      res.resume(); // the answer's body is not needed, and must not fill memory
+      res.on('end', () => resolve(res.statusCode ?? 0));
+      res.on('error', reject);
+    });
+    // the idle timeout alone lets a receiver that trickles its answer hold every later event
+    const deadline = setTimeout(() => request.destroy(new Error(`no answer within ${WEBHOOK_TIMEOUT_MS / 1000} s`)), WEBHOOK_TIMEOUT_MS);
+    request.on('close', () => clearTimeout(deadline));
+    request.on('timeout', () => request.destroy(new Error('timed out')));
+    request.on('error', reject);
+    request.end(body);
+  });
+
+  const pump = async (): Promise<void> => {
+    if (sending || closed || retry !== undefined || queue.length === 0) return;
+    sending = true;
+    const head = queue[0];
+    head.firstAttemptMs ??= Date.now();
+    let why: string;
+    try {
+      const status = await post(head.body);
+      why = status >= 200 && status < 300 ? '' : `status ${status}`;
+    } catch (err) {
+      why = describeError(err);
+    }
+    sending = false;
+    if (closed) return;
+    if (why === '' || Date.now() - head.firstAttemptMs >= WEBHOOK_GIVE_UP_MS) {
+      if (why !== '') log(`webhook: an event was dropped after 10 minutes of failed deliveries (last: ${why})`);
+      if (queue[0] === head) queue.shift();
+      if (dropped > 0 && queue.length < WEBHOOK_QUEUE_MAX) {
+        overflow(undefined, `${dropped} events were dropped`);
+        dropped = 0;
+      }
+      return pump();
+    }
+    const waitMs = Math.min(WEBHOOK_FIRST_RETRY_MS * 2 ** head.failures++, WEBHOOK_RETRY_MAX_MS);
+    retry = setTimeout(() => {
+      retry = undefined;
+      void pump();
+    }, waitMs);
+  };
+
+  return {
+    deliver(body) {
+      queue.push({ body, firstAttemptMs: undefined, failures: 0 });
+      if (queue.length > WEBHOOK_QUEUE_MAX) {
+        queue.splice(sending ? 1 : 0, 1); // the oldest that is not being sent
+        dropped++;
+        overflow(`${WEBHOOK_QUEUE_MAX} events are waiting; the oldest are dropped`);
+      }
+      void pump();
+    },
+    close() {
+      closed = true;
+      clearTimeout(retry);
+      if (queue.length > 0) log(`webhook: ${queue.length} events were not delivered before the daemon stopped`);
+    },
+  };
+}
+
+const EVENTS_ROUTE: RouteAbout = {
+  summary: 'Live events (Server-Sent Events)',
+  description: 'Unnamed events with an id and one data line of JSON {type, time, ...}: server.started, server.stopping, server.stopped, '
+    + 'player.joined, player.left, whitelist.changed, backup.finished, and stream.reset after an unknown Last-Event-ID. A comment after 15 s of quiet. '
+    + 'Public; the key, as X-API-Key or as the password of HTTP Basic auth (http://relay:KEY@host:6767/api/events), opens one of the 8 of the 64 streams kept for it.',
+  parameters: [
+    { name: 'Last-Event-ID', in: 'header', schema: { type: 'string' }, description: 'The last id received: the events after it are sent first.' },
+    { name: 'lastEventId', in: 'query', schema: { type: 'string' }, description: 'The same, for clients that cannot send headers.' },
+  ],
+  answers: {
+    200: success('The stream.', { type: 'string' }, 'retry: 3000\n\nid: 1a2b-1\ndata: {"type":"player.joined","time":"2026-11-25T12:00:00.000Z","player":"Alex"}\n\n', EVENT_STREAM_TYPE),
+    401: failure('A key was sent (X-API-Key or Basic auth) and it is wrong.', WRONG_KEY),
+    503: failure('56 streams are open already (64 for the key holder), or the daemon is busy.', TOO_MANY_STREAMS),
+  },
+};
+
+// ==== Metrics: GET /metrics ====
+
+const METRICS_TYPE = 'text/plain; version=0.0.4; charset=utf-8'; // exactly: Prometheus 3 refuses a scrape without it
+const KNOWN_METHODS = new Set(['GET', 'HEAD', 'POST', 'OPTIONS', 'PUT', 'DELETE', 'PATCH', 'CONNECT', 'TRACE']);
+
+interface Metrics {
+  /** GET /metrics */
+  scrape(): Promise<Reply>;
+  /** Counts a response by the table's path it was for (`other` when none), method and status. */
+  count(path: string | undefined, method: string | undefined, status: number): void;
+}
+
+/** `{name="value",…}` with the text format's escapes (backslash, quote, line feed), or '' without labels. */
+export function formatLabels(labels: Record<string, string>): string {
+  const pairs = Object.entries(labels).map(([name, value]) => `${name}="${value.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n')}"`);
+  return pairs.length === 0 ? '' : `{${pairs.join(',')}}`;
+}
+
+/**
+ * GET /metrics (docs/api.md#get-metrics): what the routes show, for a scraper. A value that cannot be known is left
+ * out, never 0: with the game stopped the minecraft_process_* samples, with no archive the minecraft_backup_last_*
+ * ones. Its cost does not grow with the log (presence parses appends only) or the backup folder (listed again only
+ * when the folder changes).
+ */
+function createMetrics(config: Readonly<Config>, clock: Clock, game: GameFinder, presence: Presence, events: Pick<Events, 'streamsOpen'>,
+  shared: SharedAnswers): Metrics {
+  const requests = new Map<string, number>();
+  const daemonStartSeconds = clock.startTimeSeconds(parseProcStat(process.pid, readProcText('/proc/self/stat', 4096)).startTicks);
+  let backups: { signature: string; count: number; newest: BackupEntry | undefined } | undefined;
+
+  const backupSummary = (): { count: number; newest: BackupEntry | undefined } | undefined => {
+    const signature = settledSignature(config.backupDir);
+    if (signature === '' || signature !== backups?.signature) {
+      let listing: BackupEntry[];
+      try {
+        listing = listBackups(config.backupDir);
+      } catch {
+        backups = undefined;
+        return undefined;
+      }
+      backups = { signature, count: listing.length, newest: listing[0] };
+      return backups;
+    }
+    // the folder is as it was, but its newest archive may still be growing
+    const newest = backups.newest === undefined ? undefined : fs.statSync(path.join(config.backupDir, backups.newest.name), { throwIfNoEntry: false });
+    if (backups.newest !== undefined && newest?.isFile()) Object.assign(backups.newest, { bytes: newest.size, created: new Date(newest.mtimeMs).toISOString() });
+    return backups;
+  };
+
+  const render = async (): Promise<string> => {
+    const out: string[] = [];
+    const family = (name: string, type: 'gauge' | 'counter', help: string, samples: Array<[Record<string, string>, number]>): void => {
+      if (samples.length === 0) return;
+      out.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`);
+      for (const [labels, value] of samples) out.push(`${name}${formatLabels(labels)} ${value}`);
+    };
+    const known = <T>(read: () => T): T | undefined => {
+      try {
+        return read();
+      } catch {
+        return undefined;
+      }
+    };
+    const running = game.find();
+    const stat = running === undefined ? undefined : readProcStat(running.pid);
+    let players: string[] = [];
+    if (running !== undefined) {
+      try {
+        players = [...(await presence.read(running)).players];
+      } catch {
+        players = []; // an unreadable log: nobody is known to be online
+      }
+    }
+    const maxPlayers = Number(known(() => readServerProperties(config))?.['max-players']);
+    const whitelist = known(() => readWhitelist(config));
+    const version = readGameVersion(config);
+    const archives = backupSummary();
+
+    family('minecraft_up', 'gauge', 'Whether the game server\'s Java process runs (1) or not (0).', [[{}, running === undefined ? 0 : 1]]);
+    if (running !== undefined && stat !== undefined) {
+      family('minecraft_process_start_time_seconds', 'gauge', 'When the game server\'s Java process started, in seconds since the Unix epoch.',
+        [[{}, clock.startTimeSeconds(running.startTicks)]]);
+      family('minecraft_process_resident_memory_bytes', 'gauge', 'Resident memory of the game server\'s Java process in bytes.', [[{}, running.residentBytes]]);
+      family('minecraft_process_cpu_seconds_total', 'counter', 'CPU time of the game server\'s Java process (user and system) in seconds.',
+        [[{}, (stat.utimeTicks + stat.stimeTicks) / CLOCK_TICKS_PER_SECOND]]);
+    }
+    family('minecraft_players_online', 'gauge', 'Players online, from the join and leave lines of latest.log.', [[{}, players.length]]);
+    if (Number.isInteger(maxPlayers)) family('minecraft_players_max', 'gauge', 'max-players of server.properties.', [[{}, maxPlayers]]);
+    family('minecraft_player_online', 'gauge', 'One sample of 1 for each player online.', players.map((player): [Record<string, string>, number] => [{ player }, 1]));
+    if (whitelist !== undefined) family('minecraft_whitelist_players', 'gauge', 'Entries of whitelist.json.', [[{}, whitelist.length]]);
+    if (version !== undefined) family('minecraft_version_info', 'gauge', 'The game server version of version_history.json.', [[{ version }, 1]]);
+    if (archives !== undefined) {
+      family('minecraft_backups', 'gauge', '.tar.gz archives in the backup folder.', [[{}, archives.count]]);
+      if (archives.newest !== undefined) {
+        family('minecraft_backup_last_timestamp_seconds', 'gauge', 'Modification time of the newest archive, in seconds since the Unix epoch.',
+          [[{}, Date.parse(archives.newest.created) / 1000]]);
+        family('minecraft_backup_last_size_bytes', 'gauge', 'Size of the newest archive in bytes.', [[{}, archives.newest.bytes]]);
+      }
+    }
+    family('gameserver_api_build_info', 'gauge', 'The gameserver-api version, as a label.', [[{ version: VERSION }, 1]]);
+    family('gameserver_api_http_requests_total', 'counter', 'HTTP responses by route (the table\'s path, or other), method and status.',
+      [...requests].sort().map(([key, value]): [Record<string, string>, number] => {
+        const [route, method, code] = key.split(' ');
+        return [{ route, method, code }, value];
+      }));
+    family('gameserver_api_event_streams', 'gauge', 'Event streams open (GET /api/events), of 64 at most.', [[{}, events.streamsOpen()]]);
+    const cpu = process.cpuUsage();
+    family('process_cpu_seconds_total', 'counter', 'Total user and system CPU time spent in seconds.', [[{}, (cpu.user + cpu.system) / 1e6]]);
+    family('process_resident_memory_bytes', 'gauge', 'Resident memory size in bytes.', [[{}, process.memoryUsage.rss()]]);
+    family('process_start_time_seconds', 'gauge', 'Start time of the process since unix epoch in seconds.', [[{}, daemonStartSeconds]]);
+    family('process_open_fds', 'gauge', 'Number of open file descriptors.', [[{}, fs.readdirSync('/proc/self/fd').length]]);
+    const maxFds = Number(readProcText('/proc/self/limits', 4096).match(/^Max open files\s+(\d+)/m)?.[1]);
+    if (Number.isInteger(maxFds)) family('process_max_fds', 'gauge', 'Maximum number of open file descriptors.', [[{}, maxFds]]);
+    return `${out.join('\n')}\n`;
+  };
+
+  return {
+    scrape: () => shared('metrics', async () => ({ status: 200, body: await render(), type: METRICS_TYPE })),
+    count(route, method, status) {
+      const key = `${route ?? 'other'} ${method !== undefined && KNOWN_METHODS.has(method) ? method : 'other'} ${status}`;
+      requests.set(key, (requests.get(key) ?? 0) + 1);
+    },
+  };
+}
+
+const METRICS_ROUTE: RouteAbout = {
+  summary: 'Prometheus metrics',
+  description: 'The game (up, process, players, whitelist, version, backups) and the daemon (build, requests, event streams, process) '
+    + 'in the Prometheus text format. At most 100 ms old.',
+  answers: {
+    200: success('The metrics.', { type: 'string' }, '# HELP minecraft_up Whether the game server\'s Java process runs (1) or not (0).\n# TYPE minecraft_up gauge\nminecraft_up 1\n', METRICS_TYPE),
+    503: BUSY_ANSWER,
+  },
+};
+
+// ==== The API description: GET /api, GET /api/openapi.json ====
+
+// The schemas the routes' answers name (docs/api.md describes each field).
+const SCHEMAS: Record<string, Schema> = {
+  Error: {
+    type: 'object', required: ['ok', 'error'], additionalProperties: false,
+    properties: { ok: { const: false }, error: { type: 'string' } },
+  },
+  Message: {
+    type: 'object', required: ['ok', 'message'], additionalProperties: false,
+    properties: { ok: { const: true }, message: { type: 'string' } },
+  },
+  CommandSent: {
+    type: 'object', required: ['ok', 'message'], additionalProperties: false,
+    properties: { ok: { const: true }, message: { type: 'string' }, output: { type: 'array', maxItems: OUTPUT_MAX_LINES, items: { type: 'string' } } },
+  },
+  Index: {
+    type: 'object', required: ['ok', 'service', 'version', 'endpoints'], additionalProperties: false,
+    properties: {
+      ok: { const: true }, service: { const: SERVICE_NAME }, version: { type: 'string', pattern: '^\\d+\\.\\d+\\.\\d+$' },
+      endpoints: {
+        type: 'array',
+        items: {
+          type: 'object', required: ['method', 'route', 'auth_required'], additionalProperties: false,
+          properties: { method: { enum: ['GET', 'POST'] }, route: { type: 'string' }, auth_required: { type: 'boolean' } },
+        },
+      },
+    },
+  },
+  Status: {
+    oneOf: [
+      { type: 'object', required: ['ok', 'online'], additionalProperties: false, properties: { ok: { const: true }, online: { const: false } } },
+      {
+        type: 'object', required: ['ok', 'online', 'pid', 'uptime', 'memory'], additionalProperties: false,
+        properties: {
+          ok: { const: true }, online: { const: true }, pid: { type: 'integer', minimum: 1 },
+          uptime: { type: 'string', pattern: '^\\d+:[0-5]\\d:[0-5]\\d$' }, memory: { type: 'string', pattern: '^\\d{1,2}\\.\\d%$' }, version: { type: 'string' },
+        },
+      },
+    ],
+  },
+  Players: {
+    oneOf: [
+      { type: 'object', required: ['ok', 'online', 'players'], additionalProperties: false, properties: { ok: { const: true }, online: { const: false }, players: { type: 'array', maxItems: 0 } } },
+      {
+        type: 'object', required: ['ok', 'online', 'count', 'players'], additionalProperties: false,
+        properties: { ok: { const: true }, online: { const: true }, count: { type: 'integer', minimum: 0 }, players: { type: 'array', items: { type: 'string' } } },
+      },
+    ],
+  },
+  Whitelist: {
+    type: 'object', required: ['ok', 'count', 'whitelist'], additionalProperties: false,
+    properties: { ok: { const: true }, count: { type: 'integer', minimum: 0 }, whitelist: { type: 'array', items: { type: 'object' } } },
+  },
+  LogTail: {
+    type: 'object', required: ['ok', 'file', 'lines'], additionalProperties: false,
+    properties: {
+      ok: { const: true }, file: { enum: ['latest.log', '/var/log/gameserver_snapshot.log'] },
+      lines: { type: 'array', maxItems: LINES_MAX, items: { type: 'string' } },
+    },
+  },
+  Backup: {
+    type: 'object', required: ['name', 'type', 'size', 'bytes', 'created'], additionalProperties: false,
+    properties: {
+      name: { type: 'string', pattern: '\\.tar\\.gz$' }, type: { enum: ['snapshot', 'full_backup', 'restore_undo', 'archive'] },
+      size: { type: 'string', pattern: '^\\d+\\.\\d\\d (B|KB|MB|GB|TB)$' }, bytes: { type: 'integer', minimum: 0 }, created: { type: 'string', format: 'date-time' },
+    },
+  },
+  Backups: {
+    type: 'object', required: ['ok', 'count', 'backups'], additionalProperties: false,
+    properties: { ok: { const: true }, count: { type: 'integer', minimum: 0 }, backups: { type: 'array', items: 'Backup' } },
+  },
+  Properties: {
+    type: 'object', required: ['ok', 'properties'], additionalProperties: false,
+    properties: { ok: { const: true }, properties: { type: 'object', additionalProperties: { type: 'string' } } },
+  },
+  Report: {
+    type: 'object', required: ['ok', 'report'], additionalProperties: false,
+    properties: { ok: { const: true }, report: { type: 'string' } },
+  },
+};
+
+/** The OpenAPI 3.1 document of the route table (docs/api.md#get-apiopenapijson). */
+export function openApiDocument(routes: readonly Route[] = routeTable()): object {
+  const schemaOf = (schema: Schema): object => (typeof schema === 'string' ? { $ref: `#/components/schemas/${schema}` } : refsIn(schema));
+  // a schema names another by a bare string wherever a schema may stand (`items: 'Backup'`)
+  const refsIn = (schema: { [keyword: string]: unknown }): object => Object.fromEntries(Object.entries(schema).map(([keyword, value]) => {
+    if (keyword === 'items' || keyword === 'additionalProperties') return [keyword, typeof value === 'object' || typeof value === 'string' ? schemaOf(value as Schema) : value];
+    if (keyword === 'properties') return [keyword, Object.fromEntries(Object.entries(value as Record<string, Schema>).map(([name, sub]) => [name, schemaOf(sub)]))];
+    if (keyword === 'oneOf') return [keyword, (value as Schema[]).map(schemaOf)];
+    return [keyword, value];
+  }));
+  const paths: Record<string, Record<string, object>> = {};
+  for (const { method, path: route, auth, about } of routes) {
+    const operation: Record<string, unknown> = {
+      summary: about.summary,
+      description: about.description,
+      responses: Object.fromEntries(Object.entries(about.answers).map(([status, answer]) => [status, {
+        description: answer.description,
+        // the bare media type, as client generators look it up; the daemon adds `charset=utf-8`
+        content: { [(answer.type ?? JSON_TYPE).split(';')[0]]: { schema: schemaOf(answer.schema), example: answer.example } },
+      }])),
+    };
+    if (about.parameters !== undefined) operation.parameters = about.parameters.map((p) => ({ name: p.name, in: p.in, description: p.description, schema: schemaOf(p.schema) }));
+    if (about.body !== undefined) operation.requestBody = { required: true, content: { 'application/json': { schema: schemaOf(about.body) } } };
+    if (auth) operation.security = [{ apiKey: [] }];
+    (paths[route] ??= {})[method.toLowerCase()] = operation;
+  }
+  return {
+    openapi: '3.1.0',
+    info: { title: SERVICE_NAME, version: VERSION, description: 'An HTTP/JSON API for one Minecraft (Java Edition) server host. GET routes are public; POST routes need X-API-Key.' },
+    paths,
+    components: {
+      schemas: Object.fromEntries(Object.entries(SCHEMAS).map(([name, schema]) => [name, schemaOf(typeof schema === 'string' ? { $ref: schema } : schema)])),
+      securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key' } },
+    },
+  };
+}
+
+interface ApiDescription {
+  /** GET /api */
+  index(): Reply;
+  /** GET /api/openapi.json */
+  document(): Reply;
+}
+
+/** The index and the document never change: serialised to bytes once (docs/performance.md: GET /api, GET /api/openapi.json). */
+function createApiDescription(routes: readonly Route[]): ApiDescription {
+  const index = asBytes(jsonReply({
+    ok: true,
+    service: SERVICE_NAME,
+    version: VERSION,
+    endpoints: routes.map((r) => ({ method: r.method, route: r.path, auth_required: r.auth })),
+  }));
+  const document = asBytes(jsonReply(openApiDocument(routes)));
+  return { index: () => index, document: () => document };
+}
+
+const INDEX_ROUTE: RouteAbout = {
+  summary: 'The index of routes',
+  description: 'Every route of the table with whether it needs the key; GET /api/openapi.json describes them in full.',
+  answers: {
+    200: success('The index.', 'Index', { ok: true, service: SERVICE_NAME, version: VERSION, endpoints: [{ method: 'GET', route: '/api/status', auth_required: false }] }),
+    503: BUSY_ANSWER,
+  },
+};
+
+const OPENAPI_ROUTE: RouteAbout = {
+  summary: 'This API as an OpenAPI 3.1 document',
+  description: 'Generated from the route table that serves the requests.',
+  answers: {
+    200: success('The document.', { type: 'object', required: ['openapi', 'info', 'paths'] }, { openapi: '3.1.0', info: { title: SERVICE_NAME, version: VERSION }, paths: {} }),
+    503: BUSY_ANSWER,
+  },
+};
+
+// ==== The HTTP boundary: dispatch, the one send(), and the bounds on what clients can hold ====
+
+const HEADERS_TIMEOUT_MS = 10_000;
+const REQUEST_TIMEOUT_MS = 10_000; // a whole request: bodies are 16 KiB at most
+const KEEP_ALIVE_TIMEOUT_MS = 5_000;
+const MAX_CONNECTIONS = 512;
+const PIPELINED_MAX = 32; // requests read behind the one being answered on a connection: more closes it
+const REPLY_BYTES_IN_FLIGHT_MAX = 32 * 1024 * 1024; // replies written but not yet taken by the kernel
+const SMALL_REPLY_BYTES = 16 * 1024; // a reply this small is always sent: errors, status, the busy answer itself
+const REPLY_DRAIN_TIMEOUT_MS = 10_000;
 
 // Every response's headers, as the flat [name, value, …] list writeHead takes. Measured: a header object built
 // with spreads per response doubled the young heap under load; a list costs nothing of the kind.
@@ -3364,8 +3697,36 @@ const COMMON_HEADERS: readonly string[] = [
   'X-Content-Type-Options', 'nosniff',
 ];
 
-function errorReply(status: number, message: string, headers: Record<string, string> = {}): Reply {
-  return { status, body: JSON.stringify({ ok: false, error: message }), headers, outcome: message };
+const CLIENT_ERRORS: Record<string, [number, string]> = {
+  HPE_HEADER_OVERFLOW: [431, 'Request header fields too large'],
+  ERR_HTTP_REQUEST_TIMEOUT: [408, 'Request timeout'],
+};
+
+interface ReplyBudget {
+  /** Whether replies already waiting for slow readers use up the budget: new work is refused with 503. */
+  isSpent(): boolean;
+  /** Counts `bytes` a response could not hand to the kernel at once, until `release` runs. */
+  hold(bytes: number): () => void;
+}
+
+/**
+ * docs/api.md#limits-and-protection: the bytes of replies written but not yet taken by the kernel are bounded
+ * (32 MiB), whatever the number of clients that do not read. It is looked at when a request arrives, before a
+ * tail is read (the costly work), and before a large reply is written.
+ */
+function createReplyBudget(): ReplyBudget {
+  let heldBytes = 0;
+  return {
+    isSpent: () => heldBytes >= REPLY_BYTES_IN_FLIGHT_MAX,
+    hold(bytes) {
+      heldBytes += bytes;
+      let released = false;
+      return () => {
+        if (!released) heldBytes -= bytes;
+        released = true;
+      };
+    },
+  };
 }
 
 /** The same work for any key: both sides are hashed to equal lengths, then compared in constant time. */
@@ -3411,6 +3772,12 @@ function splitTarget(target: string): [string, string] {
   return q < 0 ? [rest, ''] : [rest.slice(0, q), rest.slice(q + 1)];
 }
 
+function allowHeader(methods: Iterable<string>): string {
+  const allowed = new Set<string>([...methods, 'OPTIONS']);
+  if (allowed.has('GET')) allowed.add('HEAD');
+  return [...allowed].sort().join(', ');
+}
+
 function preflight(allow: string): Reply {
   return {
     status: 204,
@@ -3426,6 +3793,13 @@ function rawErrorResponse(status: number, message: string, extra: readonly strin
   let head = '';
   for (let i = 0; i < headers.length; i += 2) head += `${headers[i]}: ${headers[i + 1]}\r\n`;
   return `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n${head}\r\n${body}`;
+}
+
+/** What dispatch found for a request: the table's path (undefined for an unknown one) and the route of its method. */
+interface Match {
+  path: string | undefined;
+  search: string;
+  route: Route | undefined;
 }
 
 /** What a connection is doing: an answer under way, the requests pipelined behind it, an event stream that ends it. */
@@ -3452,54 +3826,56 @@ function resumeReading(socket: HttpSocket): void {
   socket.resume();
 }
 
-const CLIENT_ERRORS: Record<string, [number, string]> = {
-  HPE_HEADER_OVERFLOW: [431, 'Request header fields too large'],
-  ERR_HTTP_REQUEST_TIMEOUT: [408, 'Request timeout'],
-};
-
 /**
  * The node:http server of a daemon: dispatch from the route table, one place that writes every response, and the
  * bounds that keep slow or hostile clients from holding the daemon's memory (docs/api.md#limits-and-protection).
  */
-function createHttpServer(host: Host): Server {
-  const { config } = host;
+function createHttpServer(config: Readonly<Config>, routes: readonly Route[], features: Features, replies: ReplyBudget): Server {
+  // path → method → route. A duplicate is a programming error: fail at once, like Go's ServeMux.
+  const table = new Map<string, Map<string, Route>>();
+  for (const route of routes) {
+    const byMethod = table.get(route.path) ?? new Map<string, Route>();
+    if (byMethod.has(route.method)) throw new Error(`duplicate route ${route.method} ${route.path}`);
+    table.set(route.path, byMethod.set(route.method, route));
+  }
+  // path → the Allow list of 405 and of the preflight, worked out once; and every method of the API, for CONNECT
+  const allowByPath = new Map([...table].map(([pathname, byMethod]) => [pathname, allowHeader(byMethod.keys())]));
+  const allowAny = allowHeader(routes.map((r) => r.method));
+  const { metrics } = features;
 
   /** Finds the route for a request and runs it; every failure is thrown as an HttpError. */
-  const dispatch = (req: IncomingMessage, res: ServerResponse, expectsContinue: boolean): Reply | Promise<Reply> => {
+  const dispatch = (req: IncomingMessage, res: ServerResponse, { path: known, search, route }: Match, expectsContinue: boolean): Reply | Promise<Reply> => {
     // Node 20 answers a missing Host on its own with a bare 400 (requireHostHeader is off); Node 18 not at all
     if (req.httpVersion === '1.1' && !hasHostHeader(req)) throw new HttpError(400, 'Bad request');
-    const [pathname, search] = splitTarget(req.url ?? '/');
-    const byMethod = table.get(pathname);
-    if (byMethod === undefined) throw new HttpError(404, 'Not found');
-    const allow = allowByPath.get(pathname)!;
+    if (known === undefined) throw new HttpError(404, NOT_FOUND);
+    const allow = allowByPath.get(known)!;
     if (req.method === 'OPTIONS') return preflight(allow);
-    // node:http drops the body of a HEAD response itself and keeps GET's headers
-    const route = byMethod.get(req.method === 'HEAD' ? 'GET' : req.method ?? '');
-    if (route === undefined) throw new HttpError(405, 'Method not allowed', { Allow: allow });
-    const key = sentKey(req) ?? (route.keyInBasicAuth === true ? basicAuthPassword(req) : undefined);
+    if (route === undefined) throw new HttpError(405, METHOD_NOT_ALLOWED, { Allow: allow });
+    const key = sentKey(req) ?? (route.basicAuth === true ? basicAuthPassword(req) : undefined);
     const reveal = key !== undefined && keyMatches(key, config.apiKey);
     if (route.auth) {
       // docs/api.md#write-routes: the check order is 503, then 401, then the body
-      if (config.apiKey === undefined) throw new HttpError(503, DISABLED_MESSAGE, expectsContinue ? { Connection: 'close' } : {});
-      if (!reveal) throw new HttpError(401, UNAUTHORIZED_MESSAGE, expectsContinue ? { Connection: 'close' } : {});
+      if (config.apiKey === undefined) throw new HttpError(503, WRITES_DISABLED, expectsContinue ? { Connection: 'close' } : {});
+      if (!reveal) throw new HttpError(401, UNAUTHORIZED, expectsContinue ? { Connection: 'close' } : {});
     }
-    if (host.replies.isSpent()) throw new HttpError(503, BUSY_MESSAGE, { 'Retry-After': '1' });
+    if (replies.isSpent()) throw busy();
     let continued = !expectsContinue;
     const allowBody = (): void => {
       // 100 Continue only once the key is known good: a client without it never gets to send its body
       if (!continued) res.writeContinue();
       continued = true;
     };
-    return route.handler(host, { req, search, reveal, keySent: key !== undefined && key !== '', allowBody });
+    return route.handle(features, { req, search, reveal, keySent: key !== undefined && key !== '', allowBody });
   };
 
   /** The one place a response is written: every reply carries the same headers. `client` is set for writes. */
-  const send = (req: IncomingMessage, res: ServerResponse, reply: Reply, client: string | undefined): void => {
+  const send = (req: IncomingMessage, res: ServerResponse, match: Match, reply: Reply, client: string | undefined): void => {
     const length = typeof reply.body === 'string' ? Buffer.byteLength(reply.body) : reply.body.length;
     // a large reply made while others filled the budget is not written after them
-    if (length > SMALL_REPLY_BYTES && host.replies.isSpent()) return send(req, res, errorReply(503, BUSY_MESSAGE, { 'Retry-After': '1' }), client);
+    if (length > SMALL_REPLY_BYTES && replies.isSpent()) return send(req, res, match, errorReply(503, BUSY, { 'Retry-After': '1' }), client);
     const { status, body, headers } = reply;
-    host.metrics.count(req, status);
+    const { route } = match;
+    metrics.count(match.path, req.method, status);
     if (reply.stream !== undefined) return openStream(req, res, reply.stream, headers);
     const list = [...COMMON_HEADERS];
     if (status !== 204) list.push('Content-Type', reply.type ?? JSON_TYPE, 'Content-Length', String(length));
@@ -3508,12 +3884,13 @@ function createHttpServer(host: Host): Server {
     if (!server.listening && headers?.Connection === undefined) list.push('Connection', 'close');
     res.writeHead(status, list);
     res.end(status === 204 ? undefined : body);
-    if (client !== undefined) logWrite(req, reply, client);
+    // one line per write: time, client, route, outcome; never the key
+    if (client !== undefined) log(`${client} ${route?.method === 'POST' ? `POST ${route.path}` : 'POST (unknown route)'} ${status} ${JSON.stringify(reply.outcome ?? '')}`);
     // a reply the kernel did not take at once waits in our memory for a reader that may never read: counted
     // against the bound, and given a deadline
     const pending = res.socket?.writableLength ?? 0;
     if (pending > 0) {
-      const release = host.replies.hold(pending);
+      const release = replies.hold(pending);
       const deadline = setTimeout(() => res.destroy(), REPLY_DRAIN_TIMEOUT_MS);
       res.once('close', () => {
         release();
@@ -3547,25 +3924,41 @@ function createHttpServer(host: Host): Server {
     });
   };
 
-  const fail = (req: IncomingMessage, res: ServerResponse, err: unknown, client: string | undefined): void => {
-    if (err instanceof HttpError) return send(req, res, errorReply(err.status, err.message, err.headers), client);
+  const fail = (req: IncomingMessage, res: ServerResponse, match: Match, err: unknown, client: string | undefined): void => {
+    if (err instanceof HttpError) return send(req, res, match, errorReply(err.status, err.message, err.headers), client);
     log(`internal error on ${req.method} ${(req.url ?? '').slice(0, 200)}: ${err instanceof Error ? err.stack : String(err)}`);
     if (res.headersSent) return void res.destroy(); // a status line cannot be written any more
-    send(req, res, errorReply(500, 'Internal server error'), client);
+    send(req, res, match, errorReply(500, INTERNAL_ERROR), client);
   };
 
-  /** One line per write: time, client, route, outcome. Never the key. */
-  const logWrite = (req: IncomingMessage, reply: Reply, client: string): void => {
-    const [pathname] = splitTarget(req.url ?? '/');
-    const where = table.get(pathname)?.has('POST') ? `POST ${pathname}` : 'POST (unknown route)';
-    log(`${client} ${where} ${reply.status} ${JSON.stringify(reply.outcome ?? '')}`);
+  /** The route of a request, looked up once and carried to the reply, the metrics and the write log. */
+  const matchOf = (req: IncomingMessage): Match => {
+    const [pathname, search] = splitTarget(req.url ?? '/');
+    const byMethod = table.get(pathname);
+    // node:http drops the body of a HEAD response itself and keeps GET's headers
+    return { path: byMethod === undefined ? undefined : pathname, search, route: byMethod?.get(req.method === 'HEAD' ? 'GET' : req.method ?? '') };
+  };
+
+  const handle = (req: IncomingMessage, res: ServerResponse, expectsContinue = false): void => {
+    // taken now: a request whose body was refused may have lost its socket by the time it is logged
+    const client = req.method === 'POST' ? req.socket.remoteAddress ?? '-' : undefined;
+    const match = matchOf(req);
+    let result: Reply | Promise<Reply>;
+    try {
+      result = dispatch(req, res, match, expectsContinue);
+    } catch (err) {
+      return fail(req, res, match, err, client);
+    }
+    // some routes answer at once: no promise, no extra turn of the event loop
+    if (result instanceof Promise) result.then((reply) => send(req, res, match, reply, client), (err: unknown) => fail(req, res, match, err, client));
+    else send(req, res, match, result, client);
   };
 
   /**
    * docs/api.md#one-request-at-a-time: a connection's requests are handled one after another, each once the answer
    * before it was handed to the connection whole (its 'close'), so an answer never waits in memory outside the reply
    * budget and its drain deadline. While one is handled the connection is not read further (Node's own pause, which
-   * its parser honours); one that pipelines more than 32 requests is closed. After an event stream nothing is read.
+   * its parser honours); one that pipelines more than 32 requests is closed. After an event stream nothing is answered.
    */
   const connections = new WeakMap<Socket, Connection>();
   const take = (req: IncomingMessage, res: ServerResponse, expectsContinue = false): void => {
@@ -3595,20 +3988,6 @@ function createHttpServer(host: Host): Server {
     handle(req, res, expectsContinue);
   };
 
-  const handle = (req: IncomingMessage, res: ServerResponse, expectsContinue = false): void => {
-    // taken now: a request whose body was refused may have lost its socket by the time it is logged
-    const client = req.method === 'POST' ? req.socket.remoteAddress ?? '-' : undefined;
-    let result: Reply | Promise<Reply>;
-    try {
-      result = dispatch(req, res, expectsContinue);
-    } catch (err) {
-      return fail(req, res, err, client);
-    }
-    // most read routes answer at once: no promise, no extra turn of the event loop
-    if (result instanceof Promise) result.then((reply) => send(req, res, reply, client), (err: unknown) => fail(req, res, err, client));
-    else send(req, res, result, client);
-  };
-
   const server = createServer({
     headersTimeout: HEADERS_TIMEOUT_MS,
     requestTimeout: REQUEST_TIMEOUT_MS,
@@ -3618,12 +3997,13 @@ function createHttpServer(host: Host): Server {
   server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
   server.maxConnections = MAX_CONNECTIONS;
   server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => take(req, res, true));
-  server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => fail(req, res, new HttpError(417, 'Expectation failed', { Connection: 'close' }), req.method === 'POST' ? req.socket.remoteAddress ?? '-' : undefined));
+  server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) =>
+    fail(req, res, matchOf(req), new HttpError(417, 'Expectation failed', { Connection: 'close' }), req.method === 'POST' ? req.socket.remoteAddress ?? '-' : undefined));
   // CONNECT targets a proxy, which this is not; without a listener Node would close the socket unanswered
   server.on('connect', (req: IncomingMessage, socket: Socket) => {
-    host.metrics.count(req, 405);
+    metrics.count(undefined, req.method, 405);
     socket.on('error', () => undefined);
-    socket.end(rawErrorResponse(405, 'Method not allowed', ['Allow', ALLOW_ANY]));
+    socket.end(rawErrorResponse(405, METHOD_NOT_ALLOWED, ['Allow', allowAny]));
   });
   // Requests Node's parser rejects get the same JSON error and headers as any other, never Node's bare reply
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
@@ -3633,110 +4013,10 @@ function createHttpServer(host: Host): Server {
     const pending = (socket as unknown as { _httpMessage?: ServerResponse & { req?: IncomingMessage } | null })._httpMessage;
     if (err.code === 'ECONNRESET' || !socket.writable || pending?.headersSent === true || pending?.req?.complete === true) return void socket.destroy();
     const [status, message] = CLIENT_ERRORS[err.code ?? ''] ?? [400, 'Bad request'];
-    host.metrics.count(undefined, status);
+    metrics.count(undefined, undefined, status);
     socket.end(rawErrorResponse(status, message));
   });
   return server;
-}
-
-/**
- * A condition that holds over many checks (latest.log a FIFO, a full queue): logged when it begins or changes, and
- * when it ends (with `summary`, or the condition it ended), not at every check.
- */
-function createFaultLog(what: string): (fault: string | undefined, summary?: string) => void {
-  let current: string | undefined;
-  return (fault, summary) => {
-    if (fault === current) return;
-    log(fault !== undefined ? `${what}: ${fault}` : `${what}: ${summary ?? `no longer: ${current}`}`);
-    current = fault;
-  };
-}
-
-function log(message: string): void {
-  process.stdout.write(`${new Date().toISOString()} ${message}\n`);
-}
-
-function describeError(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
-}
-
-// ---- Start-up ----
-
-const USAGE = `Usage: node server.js [--generate-key | --help | --version]
-
-Serves the gameserver-api HTTP API (README.md). Configured by environment variables:
-${Object.entries(SETTINGS).map(([name, { help }]) => `  ${name.padEnd(26)}${help}`).join('\n')}
-
-  --generate-key  print a new random API key and exit
-  --help          print this text and exit
-  --version       print the version and exit
-`;
-
-/** Runs the daemon from the process's arguments and environment; exits 78 on a bad setting. */
-export function main(argv: readonly string[]): void {
-  if (argv.includes('--generate-key')) return void process.stdout.write(`${randomBytes(32).toString('base64url')}\n`);
-  if (argv.includes('--help')) return void process.stdout.write(USAGE);
-  if (argv.includes('--version')) return void process.stdout.write(`${VERSION}\n`);
-  if (argv.length > 0) {
-    process.stderr.write(`Unknown argument: ${argv[0]}\n${USAGE}`);
-    process.exit(2);
-  }
-  let config: Readonly<Config>;
-  try {
-    config = readConfig(process.env, process.cwd());
-  } catch (err) {
-    if (!(err instanceof ConfigError)) throw err;
-    process.stderr.write(`${err.message}\n`);
-    return process.exit(EX_CONFIG);
-  }
-  let clock: Clock;
-  try {
-    clock = readClock();
-  } catch (err) {
-    process.stderr.write(`gameserver-api needs Linux's /proc: ${describeError(err)}\n`);
-    return process.exit(1);
-  }
-  const daemon = createDaemon(config, clock);
-  if (config.apiKey === undefined) process.stderr.write(`${NO_KEY_WARNING}\n`);
-  if (process.getuid?.() === 0) process.stderr.write('[WARN] Running as root: run gameserver-api as the game server\'s user instead.\n');
-  if (!fs.existsSync(path.join(config.serverDir, 'server.properties'))) {
-    process.stderr.write(`[WARN] ${config.serverDir} holds no server.properties: is SERVER_DIR the game server's folder?\n`);
-  }
-  const { server } = daemon;
-  server.on('error', (err: NodeJS.ErrnoException) => {
-    const where = `${config.host ?? 'all interfaces'}`;
-    if (err.code === 'EADDRINUSE') process.stderr.write(`PORT ${config.port} is already in use on ${where}.\n`);
-    else if (err.code === 'EACCES') process.stderr.write(`PORT ${config.port} needs privileges this user lacks (ports below 1024 do, unless CAP_NET_BIND_SERVICE is given).\n`);
-    else process.stderr.write(`HOST ${JSON.stringify(config.host ?? '')} cannot be listened on: ${err.message}\n`);
-    process.exit(err.code === 'EADDRINUSE' ? 1 : EX_CONFIG);
-  });
-  server.listen(config.port, config.host, () => {
-    const address = server.address();
-    const shown = typeof address === 'object' && address !== null ? `${address.address}:${address.port}` : String(address);
-    process.stdout.write(`${SERVICE_NAME} ${VERSION} listening on ${shown} (${describeConfig(config)})\n`);
-  });
-
-  let stopping = false;
-  const shutdown = (signal: string): void => {
-    if (stopping) return;
-    stopping = true;
-    log(`${signal}: finishing requests in flight, then exiting`);
-    // serv and the game are detached on purpose and never signalled; a report script is ours and ends with us
-    daemon.close(SHUTDOWN_GRACE_MS).then(() => process.exit(0));
-  };
-  process.on('SIGTERM', () => shutdown('SIGTERM'));
-  process.on('SIGINT', () => shutdown('SIGINT'));
-  // the journal or a terminal can go away: a line that cannot be written is dropped. Left unhandled, the
-  // EPIPE would reach the handler below, whose own log line fails again, round and round.
-  for (const stream of [process.stdout, process.stderr]) stream.on('error', () => undefined);
-  // docs/api.md#every-response: an exception outside any request (a timer, a watcher) leaves the daemon in a state
-  // nobody knows; systemd restarts it in a known one
-  const fatal = (what: string) => (err: unknown): void => {
-    log(`${what}: ${err instanceof Error ? err.stack : String(err)}`);
-    process.exit(1);
-  };
-  process.on('uncaughtException', fatal('uncaught exception'));
-  process.on('unhandledRejection', fatal('unhandled rejection'));
 }
 
 if (require.main === module) main(process.argv.slice(2));
