@@ -1,7 +1,8 @@
 // bench.ts: how fast gameserver-api is, against a bare node:http server measured in the same run (`npm run bench`).
 // The load comes from wrk (Debian's and Ubuntu's `wrk` package), a client faster than both servers: one thread, 32
 // keep-alive connections, bare and daemon alternated route by route for several rounds, so that drift (CPU
-// frequency, other load) hits both. Then a 2000-line tail and presence on a 1 GiB log, live events, and memory.
+// frequency, other load) hits both, on a host's 100 MiB latest.log that the game writes to as a busy server does. Then
+// a 2000-line tail and presence on a 1 GiB log, live events, and memory.
 // `npm run bench -- --profile` profiles the daemon under that load instead (docs/performance.md).
 // It reports held or missed for each target and never fails on a missed one. Exit: 0 done, 1 error, 130 interrupted.
 
@@ -24,11 +25,15 @@ const WRK_WARMUP_SECONDS = 1;
 const PROFILE_SECONDS = 6;
 const GAME_THREADS = 64; // a real JVM has 50 and more; /proc/PID/stat sums them all
 const MIB = 1024 * 1024;
-const SMALL_LOG_BYTES = MIB;
+// A host's latest.log, and how it grows while the routes are measured: a server of some 50 players chatting writes a
+// line every 50 ms. Each write makes the next GET /api/players/online read what was appended, which a quiet log never
+// does: measured on a still 1 MiB log, that route looked 20 % faster than on a host.
+const HOST_LOG_BYTES = 100 * MIB;
+const LIVE_LINE_MS = 50;
 const BIG_LOG_BYTES = 1024 * MIB;
 const APPEND_BYTES = MIB;
 const FILLER_CHUNK_BYTES = 4 * MIB;
-const TAIL_LIKE_BYTES = MIB / 2; // the end of the big log looks like the small one: the two tails read alike lines
+const TAIL_LIKE_BYTES = MIB / 2; // each log ends with lines of the same players: the two tails read alike lines
 const TAIL_REQUESTS = 40;
 const TAIL_SPACING_MS = 60; // more than the 50 ms an answer is shared: every tail is read from the file
 const PRESENCE_ROUNDS = 8;
@@ -331,13 +336,50 @@ async function setUp(daemonArgs: string[] = []): Promise<Setup> {
   const writer = createLogWriter();
   const poolA = namePool(1); // the players the presence check follows
   const logPath = path.join(host.serverDir, 'logs', 'latest.log');
-  fs.appendFileSync(logPath, writer.lines(Math.max(0, SMALL_LOG_BYTES - fs.statSync(logPath).size), poolA, false));
+  growLog(logPath, writer, HOST_LOG_BYTES, poolA);
   const key = randomBytes(32).toString('base64url');
   const barePort = await freePort();
   const bare = await startProcess('bare server', ['-e', BARE_SERVER_SOURCE], { PATH: process.env.PATH ?? '', PORT: String(barePort) }, barePort, 'bare listening on');
   const port = await freePort();
   const daemon = await startProcess('daemon', [...unitNodeArgs(), ...daemonArgs, 'dist/server.js'], host.daemonEnv({ HOST: '127.0.0.1', PORT: String(port), API_KEY: key }), port, 'gameserver-api ');
   return { host, daemon, bare, key, logPath, writer, poolA };
+}
+
+/**
+ * Appends to latest.log in place (the game keeps its file open) until it holds `bytes`: filler players who all leave
+ * again, then the last TAIL_LIKE_BYTES of `pool`'s players, so that every log ends alike.
+ */
+function growLog(logPath: string, writer: LogWriter, bytes: number, pool: readonly string[]): void {
+  const filler = namePool(5);
+  const fd = fs.openSync(logPath, 'a');
+  try {
+    const chunk = writer.lines(FILLER_CHUNK_BYTES, filler, true);
+    let size = fs.fstatSync(fd).size;
+    while (bytes - TAIL_LIKE_BYTES - size > FILLER_CHUNK_BYTES * 2) size += fs.writeSync(fd, chunk);
+    size += fs.writeSync(fd, writer.lines(Math.max(0, bytes - TAIL_LIKE_BYTES - size), filler, true));
+    fs.writeSync(fd, writer.lines(Math.max(0, bytes - size), pool, false));
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/** A process that appends a chat line to latest.log every LIVE_LINE_MS, as a busy server does, until it is stopped. */
+function startLiveLog(logPath: string): Promise<Proc> {
+  const source = `
+const fs = require('node:fs');
+const fd = fs.openSync(${JSON.stringify(logPath)}, 'a');
+const texts = ${JSON.stringify(CHAT_TEXTS)};
+let n = 0;
+setInterval(() => {
+  const now = new Date();
+  const stamp = [now.getHours(), now.getMinutes(), now.getSeconds()].map((v) => String(v).padStart(2, '0')).join(':');
+  fs.writeSync(fd, '[' + stamp + '] [Async Chat Thread - #3/INFO]: <Chatter_' + (n % 50) + '> ' + texts[n++ % texts.length] + '\\n');
+}, ${LIVE_LINE_MS});
+console.log('live log writing');
+process.on('SIGINT', () => process.exit(0));
+process.on('SIGTERM', () => process.exit(0));
+`;
+  return startProcess('live log', ['-e', source], { PATH: process.env.PATH ?? '' }, 0, 'live log writing');
 }
 
 /** The GET routes the daemon lists, the event stream left out (it never ends). */
@@ -365,8 +407,10 @@ async function bench(): Promise<void> {
     if (res.status !== 200) log(`WARNING: GET ${route} answered ${res.status}: ${res.body.toString('utf8').slice(0, 160)}`);
   }
 
-  // ---- Routes: bare and daemon alternated, several rounds ----
-  log(`\n### Routes (wrk -t1 -c${CONNECTIONS}, ${WRK_SECONDS} s each after ${WRK_WARMUP_SECONDS} s of warm-up, ${ROUNDS} rounds, bare measured just before each route)`);
+  // ---- Routes: bare and daemon alternated, several rounds, while the game writes to its log ----
+  log(`\n### Routes (wrk -t1 -c${CONNECTIONS}, ${WRK_SECONDS} s each after ${WRK_WARMUP_SECONDS} s of warm-up, ${ROUNDS} rounds, bare measured just before each route;`);
+  log(`a ${HOST_LOG_BYTES / MIB} MiB latest.log that grows by a line every ${LIVE_LINE_MS} ms)`);
+  const liveLog = await startLiveLog(logPath);
   const runs = new Map<string, Array<{ bare: Load; daemon: Load }>>(routes.map((route) => [route, []]));
   for (let round = 1; round <= ROUNDS; round++) {
     for (const route of routes) {
@@ -376,6 +420,7 @@ async function bench(): Promise<void> {
     }
     log(`  round ${round} done`);
   }
+  await stopProcess(liveLog);
   const peak = { bare: readMemoryKiB(bare.child.pid!).hwmKiB, daemon: readMemoryKiB(daemon.child.pid!).hwmKiB };
   log('');
   log('| route | req/s | bare req/s | of bare (median, range) | p50 / p99 ms | bare p50 / p99 ms | CPU µs/req | bare CPU µs/req | CPU of bare | non-2xx |');
@@ -396,7 +441,7 @@ async function bench(): Promise<void> {
   }
   if (clientBound) log('\nCLIENT-BOUND: a route measured above 105 % of bare, which no route can be; the figures above measure the client, not the daemon.');
 
-  // ---- /metrics, then a 2000-line tail and presence, on a 1 MiB and a 1 GiB latest.log ----
+  // ---- /metrics, then a 2000-line tail and presence, on the host's latest.log and on a 1 GiB one ----
   const tailTarget = '/api/logs/latest?lines=2000';
   const appendOneLine = (): void => fs.appendFileSync(logPath, writer.lines(1, poolA, false));
   const sampleTail = async (): Promise<{ p50Ms: number; lines: number }> => {
@@ -412,25 +457,13 @@ async function bench(): Promise<void> {
     sequential.destroy();
     return { p50Ms: median(samples), lines: (JSON.parse(last!.body.toString('utf8')) as { lines: unknown[] }).lines.length };
   };
-  const smallTail = await sampleTail();
-  const smallBytes = fs.statSync(logPath).size;
+  const hostTail = await sampleTail();
+  const hostBytes = fs.statSync(logPath).size;
   // events before the log grows: a daemon whose first stream opens reads the log once, as its first presence request
   // does, and 1 GiB of it would be the figure
   const events = await benchEvents(host, daemon.port, key, logPath);
   log(`\nlatest.log grows to 1 GiB…`);
-  const poolB = namePool(5); // filler players, all gone at the end of each chunk
-  {
-    const fd = fs.openSync(logPath, 'a'); // appended in place: the game keeps its file open
-    try {
-      const chunk = writer.lines(FILLER_CHUNK_BYTES, poolB, true);
-      let size = fs.fstatSync(fd).size;
-      while (BIG_LOG_BYTES - TAIL_LIKE_BYTES - size > FILLER_CHUNK_BYTES * 2) size += fs.writeSync(fd, chunk);
-      size += fs.writeSync(fd, writer.lines(BIG_LOG_BYTES - TAIL_LIKE_BYTES - size, poolB, true));
-      fs.writeSync(fd, writer.lines(BIG_LOG_BYTES - size, poolA, false));
-    } finally {
-      fs.closeSync(fd);
-    }
-  }
+  growLog(logPath, writer, BIG_LOG_BYTES, poolA);
   const bigBytes = fs.statSync(logPath).size;
   const sequential = new Agent({ keepAlive: true, maxSockets: 1 });
   const firstScanMs = (await timedGet(daemon.port, '/api/players/online', sequential)).ms;
@@ -446,8 +479,8 @@ async function bench(): Promise<void> {
   sequential.destroy();
   const bigTail = await sampleTail();
   const metricsBig = wrk ? median(Array.from({ length: ROUNDS }, () => loadWithWrk(daemon, '/metrics').rps / loadWithWrk(bare, '/').rps)) : NaN;
-  const tailRatio = bigTail.p50Ms / smallTail.p50Ms;
-  log(`tail ${tailTarget}: ${smallBytes} B log p50 ${fmt(smallTail.p50Ms, 2)} ms, ${bigBytes} B log p50 ${fmt(bigTail.p50Ms, 2)} ms (${bigTail.lines} lines): ${fmt(tailRatio, 2)}`);
+  const tailRatio = bigTail.p50Ms / hostTail.p50Ms;
+  log(`tail ${tailTarget}: ${hostBytes} B log p50 ${fmt(hostTail.p50Ms, 2)} ms, ${bigBytes} B log p50 ${fmt(bigTail.p50Ms, 2)} ms (${bigTail.lines} lines): ${fmt(tailRatio, 2)}`);
   log(`presence after ${APPEND_BYTES} B appended to the 1 GiB log: median ${fmt(median(presenceMs), 2)} ms, max ${fmt(Math.max(...presenceMs), 2)} ms, wrong ${presenceWrong}; first request on it ${fmt(firstScanMs, 0)} ms`);
   log(`/metrics on the 1 GiB log: ${fmt(metricsBig, 2)} of bare`);
 
@@ -462,7 +495,7 @@ async function bench(): Promise<void> {
   targets.push(
     { name: 'GET /metrics throughput on a 1 GiB log', goal: '≥ 0.5 of bare', measured: fmt(metricsBig, 2), held: wrk ? metricsBig >= 0.5 : null },
     { name: 'peak RSS under route load', goal: '≤ 1.5 × bare\'s peak', measured: `${fmt(peak.daemon / peak.bare, 2)} × (${mib(peak.daemon)} / ${mib(peak.bare)})`, held: peak.daemon <= 1.5 * peak.bare },
-    { name: '2000-line tail, 1 GiB / 1 MiB log (p50)', goal: '≤ 1.2', measured: fmt(tailRatio, 2), held: tailRatio <= 1.2 },
+    { name: '2000-line tail, 1 GiB / 100 MiB log (p50)', goal: '≤ 1.2', measured: fmt(tailRatio, 2), held: tailRatio <= 1.2 },
     { name: 'presence after 1 MiB appended to 1 GiB (median)', goal: '< 20 ms', measured: `${fmt(median(presenceMs), 2)} ms`, held: median(presenceMs) < 20 && presenceWrong === 0 },
     { name: 'log line → event received (p99)', goal: '< 100 ms', measured: `${fmt(events.p99Ms, 1)} ms (median ${fmt(events.p50Ms, 1)})`, held: events.p99Ms < 100 },
     { name: 'command output beyond its 300 ms quiet window (median)', goal: '(reported)', measured: `${fmt(events.outputExtraMs, 1)} ms (p99 ${fmt(events.outputExtraP99Ms, 1)})`, held: null },

@@ -69,19 +69,31 @@ const KEY_MIN_CHARS = 16;
 // Every variable the daemon reads, with what --help says of it: readConfig reads no other, and `secret` ones never
 // reach a child (serv, tmux, the report script, and so the game and its plugins) nor the start-up line.
 const SETTINGS = {
-  API_KEY: { secret: true, help: 'key for the write routes, 16+ printable ASCII characters; unset or empty: writes disabled' },
+  API_KEY: {
+    secret: true,
+    help: 'key for the write routes, 16+ printable ASCII characters; unset or empty: writes disabled',
+  },
   API_KEY_FILE: { secret: true, help: 'read API_KEY from this file instead (one trailing newline removed)' },
   PORT: { secret: false, help: 'listening port, 1..65535 (default 6767)' },
   HOST: { secret: false, help: 'bind address (default: all interfaces)' },
   SERVER_DIR: { secret: false, help: 'the game server folder (default: the working directory)' },
   BACKUP_DIR: { secret: false, help: 'folder of the .tar.gz backups (default: $SERVER_DIR/backups)' },
-  SNAPSHOT_LOG: { secret: false, help: 'file behind GET /api/logs/snapshot (default: /var/log/gameserver_snapshot.log)' },
+  SNAPSHOT_LOG: {
+    secret: false,
+    help: 'file behind GET /api/logs/snapshot (default: /var/log/gameserver_snapshot.log)',
+  },
   SERV_BIN: { secret: false, help: 'the host\'s control tool (default: serv, from PATH)' },
   REPORT_SCRIPT: { secret: false, help: 'the report script (default: servreport.sh, from PATH)' },
   TMUX_SESSION: { secret: false, help: 'tmux session of the game console (default: gameserver)' },
   TMUX_SOCKET: { secret: false, help: 'tmux socket path, passed as -S (default: tmux\'s own)' },
-  PROFILE_LOOKUP_URL: { secret: false, help: 'name-to-UUID lookup (default: https://api.mojang.com/users/profiles/minecraft/)' },
-  CONSOLE_SHELL_PANE: { secret: false, help: 'refuse (default) or allow a game typed into an interactive shell\'s pane' },
+  PROFILE_LOOKUP_URL: {
+    secret: false,
+    help: 'name-to-UUID lookup (default: https://api.mojang.com/users/profiles/minecraft/)',
+  },
+  CONSOLE_SHELL_PANE: {
+    secret: false,
+    help: 'refuse (default) or allow a game typed into an interactive shell\'s pane',
+  },
   EVENT_WEBHOOK_URL: { secret: true, help: 'http(s) URL every event is POSTed to (a Discord webhook URL is a secret)' },
   EVENT_WEBHOOK_URL_FILE: { secret: true, help: 'read EVENT_WEBHOOK_URL from this file instead' },
   EVENT_WEBHOOK_SECRET: { secret: true, help: 'signs each webhook body (X-Signature-256)' },
@@ -114,7 +126,8 @@ export interface Config {
  * would fail later fails here. Throws ConfigError naming the variable, the range and the value.
  */
 export function readConfig(env: NodeJS.ProcessEnv, cwd: string): Readonly<Config> {
-  const text = (name: SettingName): string | undefined => (env[name] === undefined || env[name] === '' ? undefined : env[name]);
+  const text = (name: SettingName): string | undefined =>
+    (env[name] === undefined || env[name] === '' ? undefined : env[name]);
   const rawPort = text('PORT') ?? '6767';
   if (!/^[0-9]{1,5}$/.test(rawPort) || Number(rawPort) < 1 || Number(rawPort) > 65_535) {
     throw new ConfigError(`PORT must be an integer from 1 to 65535; got ${JSON.stringify(rawPort)}.`);
@@ -130,13 +143,15 @@ export function readConfig(env: NodeJS.ProcessEnv, cwd: string): Readonly<Config
   const session = text('TMUX_SESSION') ?? 'gameserver';
   // tmux reads `.` and `:` in a target as window and pane separators, so such a session cannot be named exactly
   if (!/^[A-Za-z0-9_+@%=,-]{1,64}$/.test(session)) {
-    throw new ConfigError(`TMUX_SESSION must be 1 to 64 characters from A-Z, a-z, 0-9 and _+@%=,-; got ${JSON.stringify(session)}.`);
+    throw new ConfigError(
+      `TMUX_SESSION must be 1 to 64 characters from A-Z, a-z, 0-9 and _+@%=,-; got ${JSON.stringify(session)}.`,
+    );
   }
   const lookup = text('PROFILE_LOOKUP_URL') ?? 'https://api.mojang.com/users/profiles/minecraft/';
   const profileLookupUrl = parseHttpUrl(lookup);
   if (profileLookupUrl === undefined || !lookup.includes('/', lookup.indexOf('//') + 2) || /[?#]/.test(lookup)) {
-    throw new ConfigError('PROFILE_LOOKUP_URL must be an http:// or https:// URL with a path, to which a name is appended; '
-      + `got ${JSON.stringify(lookup)}.`);
+    throw new ConfigError('PROFILE_LOOKUP_URL must be an http:// or https:// URL with a path, to which a name is '
+      + `appended; got ${JSON.stringify(lookup)}.`);
   }
   const host = text('HOST');
   if (host !== undefined && !/^[A-Za-z0-9.:%_-]{1,255}$/.test(host)) {
@@ -156,10 +171,14 @@ export function readConfig(env: NodeJS.ProcessEnv, cwd: string): Readonly<Config
   const webhook = fromFile('EVENT_WEBHOOK_URL', 'EVENT_WEBHOOK_URL_FILE');
   const webhookUrl = webhook.value === undefined ? undefined : parseHttpUrl(webhook.value);
   if (webhook.value !== undefined && webhookUrl === undefined) {
-    throw new ConfigError(`${webhook.from} must be an http:// or https:// URL; got ${JSON.stringify(withoutSecrets(webhook.value))}.`);
+    throw new ConfigError(
+      `${webhook.from} must be an http:// or https:// URL; got ${JSON.stringify(withoutSecrets(webhook.value))}.`,
+    );
   }
   const webhookSecret = fromFile('EVENT_WEBHOOK_SECRET', 'EVENT_WEBHOOK_SECRET_FILE');
-  if (webhookSecret.value === '') throw new ConfigError('EVENT_WEBHOOK_SECRET_FILE must hold a secret; the file is empty.');
+  if (webhookSecret.value === '') {
+    throw new ConfigError('EVENT_WEBHOOK_SECRET_FILE must hold a secret; the file is empty.');
+  }
   const webhookFormat = text('EVENT_WEBHOOK_FORMAT') ?? 'json';
   if (webhookFormat !== 'json' && webhookFormat !== 'discord') {
     throw new ConfigError(`EVENT_WEBHOOK_FORMAT must be json or discord; got ${JSON.stringify(webhookFormat)}.`);
@@ -213,7 +232,9 @@ function readSecretFile(variable: SettingName, file: string): string {
   try {
     return readSmallFileSync(file).toString('utf8').replace(/\r?\n$/, '');
   } catch (err) {
-    throw new ConfigError(`${variable} must name a readable regular file; got ${JSON.stringify(file)} (${describeError(err)}).`);
+    throw new ConfigError(
+      `${variable} must name a readable regular file; got ${JSON.stringify(file)} (${describeError(err)}).`,
+    );
   }
 }
 
@@ -223,8 +244,8 @@ function checkApiKey(key: string | undefined, from: SettingName): string | undef
   // a header carries visible ASCII: a key with a space, a control or a non-ASCII character could never be sent
   const sendable = /^[\x21-\x7e]*$/.test(key);
   if (!sendable || key.length < KEY_MIN_CHARS) {
-    throw new ConfigError(`${from} must hold a key of ${KEY_MIN_CHARS} or more printable ASCII characters without spaces; `
-      + `got ${key.length} characters${sendable ? '' : ', not all of them printable ASCII'}.`);
+    throw new ConfigError(`${from} must hold a key of ${KEY_MIN_CHARS} or more printable ASCII characters without `
+      + `spaces; got ${key.length} characters${sendable ? '' : ', not all of them printable ASCII'}.`);
   }
   return key;
 }
@@ -238,7 +259,8 @@ function describeConfig(c: Config): string {
     `CONSOLE_SHELL_PANE=${c.consoleShellPane}`,
     // the URL may carry a token (Discord's does): only its origin is shown
     `EVENT_WEBHOOK_URL=${c.webhookUrl === undefined ? '(none)' : `${c.webhookUrl.origin}/…`}`,
-    `EVENT_WEBHOOK_FORMAT=${c.webhookFormat}`, `EVENT_WEBHOOK_SECRET=${c.webhookSecret === undefined ? '(none)' : '(set)'}`,
+    `EVENT_WEBHOOK_FORMAT=${c.webhookFormat}`,
+    `EVENT_WEBHOOK_SECRET=${c.webhookSecret === undefined ? '(none)' : '(set)'}`,
     c.apiKey === undefined ? 'writes disabled' : 'writes enabled',
   ].join(', ');
 }
@@ -264,10 +286,12 @@ interface StreamSink {
 
 const jsonReply = (value: object, status = 200): Reply => ({ status, body: JSON.stringify(value) });
 /** `{ok: true, message}`, the answer of every write. */
-const messageReply = (message: string, status = 200): Reply => ({ status, body: JSON.stringify({ ok: true, message }), outcome: message });
+const messageReply = (message: string, status = 200): Reply =>
+  ({ status, body: JSON.stringify({ ok: true, message }), outcome: message });
 const errorReply = (status: number, message: string, headers: Record<string, string> = {}): Reply =>
   ({ status, body: JSON.stringify({ ok: false, error: message }), headers, outcome: message });
-const asBytes = (reply: Reply): Reply => (typeof reply.body === 'string' ? { ...reply, body: Buffer.from(reply.body) } : reply);
+const asBytes = (reply: Reply): Reply =>
+  (typeof reply.body === 'string' ? { ...reply, body: Buffer.from(reply.body) } : reply);
 
 /** A request as a handler sees it. */
 interface ApiRequest {
@@ -333,10 +357,16 @@ function failure(description: string, error: string): Answer {
   return { description, schema: 'Error', example: { ok: false, error } };
 }
 
-const BUSY_ANSWER = failure('Replies to slow readers fill the daemon\'s memory bound; try again (Retry-After: 1).', BUSY);
+const BUSY_ANSWER = failure(
+  'Replies to slow readers fill the daemon\'s memory bound; try again (Retry-After: 1).',
+  BUSY,
+);
 const WRITE_ANSWERS: Record<number, Answer> = {
   401: failure('X-API-Key is missing or wrong.', UNAUTHORIZED),
-  500: failure('An internal failure, such as `serv` that cannot be started; the cause is in the daemon\'s log.', INTERNAL_ERROR),
+  500: failure(
+    'An internal failure, such as `serv` that cannot be started; the cause is in the daemon\'s log.',
+    INTERNAL_ERROR,
+  ),
   503: failure('Writes are disabled (no API_KEY), or the daemon is busy.', WRITES_DISABLED),
 };
 const BODY_ANSWERS: Record<number, Answer> = { 413: failure('The body is larger than 16 KiB.', BODY_TOO_LARGE) };
@@ -356,33 +386,44 @@ interface Route {
  */
 function routeTable(): readonly Route[] {
   return [
-    { method: 'GET', path: '/', auth: false, about: REPORT_TEXT_ROUTE, handle: (f) => f.report.text() },
-    { method: 'GET', path: '/api', auth: false, about: INDEX_ROUTE, handle: (f) => f.api.index() },
-    { method: 'GET', path: '/api/status', auth: false, about: STATUS_ROUTE, handle: (f) => f.game.status() },
-    { method: 'GET', path: '/api/players/online', auth: false, about: PLAYERS_ROUTE, handle: (f) => f.presence.players() },
-    { method: 'GET', path: '/api/players/whitelist', auth: false, about: WHITELIST_ROUTE, handle: (f) => f.whitelist.list() },
-    { method: 'GET', path: '/api/logs/latest', auth: false, about: LATEST_LOG_ROUTE, handle: (f, r) => f.tails.latest(r) },
-    { method: 'GET', path: '/api/logs/snapshot', auth: false, about: SNAPSHOT_LOG_ROUTE, handle: (f, r) => f.tails.snapshot(r) },
-    { method: 'GET', path: '/api/backups', auth: false, about: BACKUPS_ROUTE, handle: (f) => f.backups.list() },
-    { method: 'GET', path: '/api/properties', auth: false, about: PROPERTIES_ROUTE, handle: (f, r) => f.properties.read(r) },
-    { method: 'GET', path: '/api/report', auth: false, about: REPORT_JSON_ROUTE, handle: (f) => f.report.json() },
-    { method: 'GET', path: '/api/events', auth: false, basicAuth: true, about: EVENTS_ROUTE, handle: (f, r) => f.events.open(r) },
-    { method: 'GET', path: '/metrics', auth: false, about: METRICS_ROUTE, handle: (f) => f.metrics.scrape() },
-    { method: 'GET', path: '/api/openapi.json', auth: false, about: OPENAPI_ROUTE, handle: (f) => f.api.document() },
-    { method: 'POST', path: '/api/server/start', auth: true, about: SERV_ROUTES.start, handle: (f) => f.serv.run('start') },
-    { method: 'POST', path: '/api/server/stop', auth: true, about: SERV_ROUTES.stop, handle: (f) => f.serv.run('stop') },
-    { method: 'POST', path: '/api/server/restart', auth: true, about: SERV_ROUTES.restart, handle: (f) => f.serv.run('restart') },
-    { method: 'POST', path: '/api/command', auth: true, about: COMMAND_ROUTE, handle: (f, r) => f.console.command(r) },
-    { method: 'POST', path: '/api/whitelist/add', auth: true, about: EDIT_ROUTES.add, handle: (f, r) => f.whitelist.edit('add', r) },
-    { method: 'POST', path: '/api/whitelist/remove', auth: true, about: EDIT_ROUTES.remove, handle: (f, r) => f.whitelist.edit('remove', r) },
-    { method: 'POST', path: '/api/backup', auth: true, about: BACKUP_ROUTE, handle: (f) => f.backups.start() },
+    get('/', REPORT_TEXT_ROUTE, (f) => f.report.text()),
+    get('/api', INDEX_ROUTE, (f) => f.api.index()),
+    get('/api/status', STATUS_ROUTE, (f) => f.game.status()),
+    get('/api/players/online', PLAYERS_ROUTE, (f) => f.presence.players()),
+    get('/api/players/whitelist', WHITELIST_ROUTE, (f) => f.whitelist.list()),
+    get('/api/logs/latest', LATEST_LOG_ROUTE, (f, r) => f.tails.latest(r)),
+    get('/api/logs/snapshot', SNAPSHOT_LOG_ROUTE, (f, r) => f.tails.snapshot(r)),
+    get('/api/backups', BACKUPS_ROUTE, (f) => f.backups.list()),
+    get('/api/properties', PROPERTIES_ROUTE, (f, r) => f.properties.read(r)),
+    get('/api/report', REPORT_JSON_ROUTE, (f) => f.report.json()),
+    get('/api/events', EVENTS_ROUTE, (f, r) => f.events.open(r), { basicAuth: true }),
+    get('/metrics', METRICS_ROUTE, (f) => f.metrics.scrape()),
+    get('/api/openapi.json', OPENAPI_ROUTE, (f) => f.api.document()),
+    post('/api/server/start', SERV_ROUTES.start, (f) => f.serv.run('start')),
+    post('/api/server/stop', SERV_ROUTES.stop, (f) => f.serv.run('stop')),
+    post('/api/server/restart', SERV_ROUTES.restart, (f) => f.serv.run('restart')),
+    post('/api/command', COMMAND_ROUTE, (f, r) => f.console.command(r)),
+    post('/api/whitelist/add', EDIT_ROUTES.add, (f, r) => f.whitelist.edit('add', r)),
+    post('/api/whitelist/remove', EDIT_ROUTES.remove, (f, r) => f.whitelist.edit('remove', r)),
+    post('/api/backup', BACKUP_ROUTE, (f) => f.backups.start()),
   ];
+}
+
+// The spec's two tiers: GET is public, POST needs the key (docs/api.md#authentication)
+function get(path: string, about: RouteAbout, handle: Route['handle'], options: { basicAuth?: boolean } = {}): Route {
+  return { method: 'GET', path, auth: false, about, handle, ...options };
+}
+
+function post(path: string, about: RouteAbout, handle: Route['handle']): Route {
+  return { method: 'POST', path, auth: true, about, handle };
 }
 
 // ---- The daemon ----
 
 export interface Daemon {
   server: Server;
+  /** Resolves once the daemon is ready to listen: with a webhook, once watching took the starting state. */
+  ready: Promise<void>;
   /**
    * Stops listening and ends idle connections; requests in flight get `graceMs` to finish. Then a report script
    * still running is ended with its process group, remaining connections are closed, and so are open files.
@@ -429,7 +470,7 @@ export function createDaemon(config: Readonly<Config>, clock: Clock = readClock(
     })();
     return closing;
   };
-  return { server, close };
+  return { server, ready: events.ready(), close };
 }
 
 // ---- Machinery the features share ----
@@ -553,24 +594,31 @@ export function main(argv: readonly string[]): void {
   }
   const daemon = createDaemon(config, clock);
   if (config.apiKey === undefined) process.stderr.write(`${NO_KEY_WARNING}\n`);
-  if (process.getuid?.() === 0) process.stderr.write('[WARN] Running as root: run gameserver-api as the game server\'s user instead.\n');
+  if (process.getuid?.() === 0) {
+    process.stderr.write('[WARN] Running as root: run gameserver-api as the game server\'s user instead.\n');
+  }
   if (!fs.existsSync(path.join(config.serverDir, 'server.properties'))) {
-    process.stderr.write(`[WARN] ${config.serverDir} holds no server.properties: is SERVER_DIR the game server's folder?\n`);
+    process.stderr.write(
+      `[WARN] ${config.serverDir} holds no server.properties: is SERVER_DIR the game server's folder?\n`,
+    );
   }
   const { server } = daemon;
   server.on('error', (err: NodeJS.ErrnoException) => {
     const where = `${config.host ?? 'all interfaces'}`;
     if (err.code === 'EADDRINUSE') process.stderr.write(`PORT ${config.port} is already in use on ${where}.\n`);
     else if (err.code === 'EACCES') {
-      process.stderr.write(`PORT ${config.port} needs privileges this user lacks (ports below 1024 do, unless CAP_NET_BIND_SERVICE is given).\n`);
+      process.stderr.write(`PORT ${config.port} needs privileges this user lacks (ports below 1024 do, unless `
+        + 'CAP_NET_BIND_SERVICE is given).\n');
     } else process.stderr.write(`HOST ${JSON.stringify(config.host ?? '')} cannot be listened on: ${err.message}\n`);
     process.exit(err.code === 'EADDRINUSE' ? 1 : EX_CONFIG);
   });
-  server.listen(config.port, config.host, () => {
+  void daemon.ready.then(() => server.listen(config.port, config.host, () => {
     const address = server.address();
-    const shown = typeof address === 'object' && address !== null ? `${address.address}:${address.port}` : String(address);
+    const shown = typeof address === 'object' && address !== null
+      ? `${address.address}:${address.port}`
+      : String(address);
     process.stdout.write(`${SERVICE_NAME} ${VERSION} listening on ${shown} (${describeConfig(config)})\n`);
-  });
+  }));
 
   let stopping = false;
   const shutdown = (signal: string): void => {
@@ -659,7 +707,9 @@ interface GameProcess {
 const gameIdentity = (game: GameProcess): string => `${game.pid}:${game.startTicks}`;
 
 interface GameFinder {
-  /** The game server process, as checked at most 50 ms ago; `fresh` checks (and rescans /proc) now: writes ask for it. */
+  /**
+   * The game server process, as checked at most 50 ms ago; `fresh` checks (and rescans /proc) now: writes ask for it.
+   */
   find(options?: { fresh?: boolean }): GameProcess | undefined;
   close(): Promise<void>;
 }
@@ -704,13 +754,22 @@ function createGameFinder(config: Readonly<Config>, clock: Clock): GameFinder {
       if (!/^[0-9]+$/.test(entry)) continue;
       const stat = readProcStat(Number(entry));
       if (stat === undefined || !isLiveJava(stat)) continue;
-      if (oldest !== undefined && (stat.startTicks > oldest.startTicks || (stat.startTicks === oldest.startTicks && stat.pid > oldest.pid))) continue;
+      if (
+        oldest !== undefined
+        && (stat.startTicks > oldest.startTicks || (stat.startTicks === oldest.startTicks && stat.pid > oldest.pid))
+      ) {
+        continue;
+      }
       if (isInDir(stat.pid, realServerDir)) oldest = stat;
     }
     if (oldest === undefined) return undefined;
     try {
       const fd = fs.openSync(`/proc/${oldest.pid}/statm`, 'r');
-      followed = { fd, game: { pid: oldest.pid, startTicks: oldest.startTicks, residentBytes: 0 }, checkedAtMs: -Infinity };
+      followed = {
+        fd,
+        game: { pid: oldest.pid, startTicks: oldest.startTicks, residentBytes: 0 },
+        checkedAtMs: -Infinity,
+      };
     } catch {
       return undefined; // it exited meanwhile
     }
@@ -782,9 +841,15 @@ function isInDir(pid: number, realDir: string): boolean {
   }
 }
 
-/** `currentVersion` of version_history.json; Paper builds since July 2026 keep it in `.paper/` (docs/formats.md#version-history). */
+/**
+ * `currentVersion` of version_history.json; Paper builds since July 2026 keep it in `.paper/`
+ * (docs/formats.md#version-history).
+ */
 function readGameVersion(config: Readonly<Config>): string | undefined {
-  for (const file of [path.join(config.serverDir, '.paper', 'version_history.json'), path.join(config.serverDir, 'version_history.json')]) {
+  for (const file of [
+    path.join(config.serverDir, '.paper', 'version_history.json'),
+    path.join(config.serverDir, 'version_history.json'),
+  ]) {
     try {
       const history = readJsonFile(file) as { currentVersion?: unknown } | null;
       if (typeof history?.currentVersion === 'string') return history.currentVersion;
@@ -835,7 +900,9 @@ const STATUS_ROUTE: RouteAbout = {
   summary: 'The game server process',
   description: 'Whether the game\'s Java process runs, with its pid, uptime, memory and version. At most 100 ms old.',
   answers: {
-    200: success('The process, or online false.', 'Status', { ok: true, online: true, pid: 4242, uptime: '49:03:07', memory: '12.3%', version: 'git-Paper-211 (MC: 1.21.4)' }),
+    200: success('The process, or online false.', 'Status', {
+      ok: true, online: true, pid: 4242, uptime: '49:03:07', memory: '12.3%', version: 'git-Paper-211 (MC: 1.21.4)',
+    }),
     503: BUSY_ANSWER,
   },
 };
@@ -872,7 +939,10 @@ function openRegularFileSync(file: string, name = path.basename(file)): { fd: nu
 }
 
 /** The same as a FileHandle, for reads on libuv's threads. */
-async function openRegularFile(file: string, name = path.basename(file)): Promise<{ handle: fs.promises.FileHandle; stat: fs.Stats }> {
+async function openRegularFile(
+  file: string,
+  name = path.basename(file),
+): Promise<{ handle: fs.promises.FileHandle; stat: fs.Stats }> {
   let handle: fs.promises.FileHandle;
   try {
     handle = await fs.promises.open(file, OPEN_FOR_READING);
@@ -960,7 +1030,9 @@ function writeFileAtomic(file: string, text: string): void {
   const fd = fs.openSync(temp, 'wx', 0o600);
   try {
     fs.fchmodSync(fd, current.mode & 0o7777); // the umask would narrow a mode given to open()
-    if (current.uid !== process.geteuid?.() || current.gid !== process.getegid?.()) fs.fchownSync(fd, current.uid, current.gid);
+    if (current.uid !== process.geteuid?.() || current.gid !== process.getegid?.()) {
+      fs.fchownSync(fd, current.uid, current.gid);
+    }
     // writeFileSync on a descriptor loops over short writes and throws when one fails (EFBIG, ENOSPC)
     fs.writeFileSync(fd, text);
     fs.fsyncSync(fd);
@@ -1120,10 +1192,13 @@ function createProperties(config: Readonly<Config>, shared: SharedAnswers): Prop
 
 const PROPERTIES_ROUTE: RouteAbout = {
   summary: 'server.properties as a map',
-  description: 'Read as Java reads it. Secrets (rcon.password, management-server-secret, text-filtering-config, level-seed, '
-    + 'keys ending in password or secret) are "<redacted>" unless the valid X-API-Key is sent. At most 100 ms old.',
+  description: 'Read as Java reads it. Secrets (rcon.password, management-server-secret, text-filtering-config, '
+    + 'level-seed, keys ending in password or secret) are "<redacted>" unless the valid X-API-Key is sent. '
+    + 'At most 100 ms old.',
   answers: {
-    200: success('The properties.', 'Properties', { ok: true, properties: { motd: '§6A Minecraft Server', 'online-mode': 'true', 'rcon.password': '<redacted>' } }),
+    200: success('The properties.', 'Properties', {
+      ok: true, properties: { motd: '§6A Minecraft Server', 'online-mode': 'true', 'rcon.password': '<redacted>' },
+    }),
     ...missingOrUnreadable('server.properties'), 503: BUSY_ANSWER,
   },
 };
@@ -1135,7 +1210,8 @@ const LINES_MAX = 2_000;
 const LINES_REFUSED = 'lines must be an integer from 1 to 2000.';
 const TAIL_FIRST_BLOCK_BYTES = 16 * 1024; // then doubling: 200 lines take one read, 2000 a few
 const TAIL_BLOCK_MAX_BYTES = 1024 * 1024;
-const TAIL_MAX_BYTES = 1024 * 1024; // a tail never reads more than this, however long the lines (2000 usual lines are ~300 KB)
+// a tail never reads more than this, however long the lines (2000 usual lines are ~300 KB)
+const TAIL_MAX_BYTES = 1024 * 1024;
 const TAIL_READS_AT_ONCE = 4;
 const ADDRESS_RUN_MAX_CHARS = 64;
 
@@ -1200,7 +1276,9 @@ export async function readTail(file: string, count: number, windows: Buffer[] = 
       while (start > 0 && newlines <= count && size - start < TAIL_MAX_BYTES) {
         const length = Math.min(blockBytes, start, TAIL_MAX_BYTES - (size - start));
         if (length > filled) {
-          const grown = Buffer.allocUnsafe(Math.min(TAIL_MAX_BYTES, Math.max(window.length * 2, window.length - filled + length)));
+          const grown = Buffer.allocUnsafe(
+            Math.min(TAIL_MAX_BYTES, Math.max(window.length * 2, window.length - filled + length)),
+          );
           window.copy(grown, grown.length - (window.length - filled), filled);
           filled = grown.length - (window.length - filled);
           window = grown;
@@ -1212,7 +1290,9 @@ export async function readTail(file: string, count: number, windows: Buffer[] = 
           truncated = true; // the file shrank under us: read it again from its new end
           break;
         }
-        for (let i = window.indexOf(10, filled); i !== -1 && i < filled + length; i = window.indexOf(10, i + 1)) newlines++;
+        for (let i = window.indexOf(10, filled); i !== -1 && i < filled + length; i = window.indexOf(10, i + 1)) {
+          newlines++;
+        }
         blockBytes = Math.min(blockBytes * 2, TAIL_BLOCK_MAX_BYTES);
       }
       if (truncated && attempt < 3) continue;
@@ -1226,7 +1306,8 @@ export async function readTail(file: string, count: number, windows: Buffer[] = 
 
 /** The last `count` lines of the end of a file; only they are decoded (leniently: bad bytes become U+FFFD). */
 function lastLines(data: Buffer, count: number, fromFileStart: boolean): string[] {
-  const end = data.length > 0 && data[data.length - 1] === 10 ? data.length - 1 : data.length; // a final break ends a line
+  // a final break ends a line
+  const end = data.length > 0 && data[data.length - 1] === 10 ? data.length - 1 : data.length;
   let begin = end;
   let found = 0;
   while (found < count && begin > 0) {
@@ -1287,7 +1368,8 @@ export function maskAddresses(line: string): string {
 }
 
 const isHexDigit = (c: number): boolean => (c >= 48 && c <= 57) || (c >= 65 && c <= 70) || (c >= 97 && c <= 102);
-const isWordChar = (c: number): boolean => (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95;
+const isWordChar = (c: number): boolean =>
+  (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95;
 
 function maskSegment(text: string): string {
   let out = '';
@@ -1311,12 +1393,15 @@ function maskSegment(text: string): string {
     const labelled = c === 58 && i > 0 && isWordChar(text.charCodeAt(i - 1)) && text.charCodeAt(i + 1) !== 58;
     const from = labelled ? i + 1 : i;
     // a letter or `_` glued to either side makes it a word (`v1.2.3.4`, `Foo::bar`), not an address
-    const glued = (!labelled && i > 0 && isWordChar(text.charCodeAt(i - 1))) || (end < text.length && isWordChar(text.charCodeAt(end)));
+    const glued = (!labelled && i > 0 && isWordChar(text.charCodeAt(i - 1)))
+      || (end < text.length && isWordChar(text.charCodeAt(end)));
     if (hasDigit && hasSeparator && !glued && end - from <= ADDRESS_RUN_MAX_CHARS) {
       const masked = maskRun(text.slice(from, end));
       if (masked !== undefined) {
         // an IPv6 zone (`fe80::1%eth0`) names the host's interface: it goes with the address
-        const zone = masked.startsWith('<ip>') && text.charCodeAt(end) === 37 ? /^%[A-Za-z0-9_.-]{1,32}/.exec(text.slice(end, end + 33)) : null;
+        const zone = masked.startsWith('<ip>') && text.charCodeAt(end) === 37
+          ? /^%[A-Za-z0-9_.-]{1,32}/.exec(text.slice(end, end + 33))
+          : null;
         out += text.slice(copied, from) + masked;
         copied = end + (zone?.[0].length ?? 0);
       }
@@ -1359,18 +1444,22 @@ const LATEST_LOG_ROUTE: RouteAbout = {
   description: 'Addresses are masked as <ip> unless the valid X-API-Key is sent. At most 100 ms old.',
   parameters: [LINES_PARAMETER],
   answers: {
-    200: success('The lines, oldest first.', 'LogTail', { ok: true, file: 'latest.log', lines: ['[12:00:01] [Server thread/INFO]: Alex joined the game'] }),
+    200: success('The lines, oldest first.', 'LogTail', {
+      ok: true, file: 'latest.log', lines: ['[12:00:01] [Server thread/INFO]: Alex joined the game'],
+    }),
     400: LINES_ANSWER, ...missingOrUnreadable('latest.log'), 503: BUSY_ANSWER,
   },
 };
 
 const SNAPSHOT_LOG_ROUTE: RouteAbout = {
   summary: 'The last lines of the snapshot log',
-  description: 'The file is SNAPSHOT_LOG; `file` is always /var/log/gameserver_snapshot.log. Addresses masked as for latest.log.',
+  description: 'The file is SNAPSHOT_LOG; `file` is always /var/log/gameserver_snapshot.log. '
+    + 'Addresses masked as for latest.log.',
   parameters: [LINES_PARAMETER],
   answers: {
     200: success('The lines, oldest first.', 'LogTail', {
-      ok: true, file: '/var/log/gameserver_snapshot.log', lines: ['[2026-11-20 03:00:04] snapshot created: snapshot_2026-11-20_03-00-00.tar.gz (4.0K)'],
+      ok: true, file: '/var/log/gameserver_snapshot.log',
+      lines: ['[2026-11-20 03:00:04] snapshot created: snapshot_2026-11-20_03-00-00.tar.gz (4.0K)'],
     }),
     400: LINES_ANSWER, ...missingOrUnreadable('gameserver_snapshot.log'), 503: BUSY_ANSWER,
   },
@@ -1396,7 +1485,9 @@ const COLOUR_CODES = /\x1b\[[0-9;?]*[ -/]*[@-~]|§./g;
 const NAME = '([A-Za-z0-9_.]{1,16})';
 const SERVER_THREAD = 'Server thread';
 
-/** A line of latest.log taken apart: the time as written, the thread (none in the older forms), the level, the message. */
+/**
+ * A line of latest.log taken apart: the time as written, the thread (none in the older forms), the level, the message.
+ */
 export interface LogLine {
   time: string;
   thread: string | undefined;
@@ -1450,94 +1541,107 @@ interface LineKind {
 /** The log's grammar: every reader of latest.log takes its meaning of a line from these rows (docs/formats.md). */
 export const LINE_KINDS: readonly LineKind[] = [
   {
-    threads: 'game', level: 'INFO', hint: 'Starting minecraft server version ', pattern: /^Starting minecraft server version /,
-    type: 'session.started', example: 'Starting minecraft server version 1.21.4',
+    type: 'session.started', threads: 'game', level: 'INFO', hint: 'Starting minecraft server version ',
+    pattern: /^Starting minecraft server version /, example: 'Starting minecraft server version 1.21.4',
   },
   // `/stop` logs the first, every shutdown the second; the game then stops reading its console
   {
-    threads: 'game', level: 'INFO', hint: 'Stopping ', pattern: /^Stopping (?:the )?server$/,
-    type: 'server.stopping', example: 'Stopping the server',
+    type: 'server.stopping', threads: 'game', level: 'INFO', hint: 'Stopping ', pattern: /^Stopping (?:the )?server$/,
+    example: 'Stopping the server',
   },
   // the login line carries the bare profile name and plugins cannot reword it; `.*` spans `/[v6]:port`
   {
-    threads: 'game', level: 'INFO', hint: '] logged in with entity id ',
+    type: 'player.joined', threads: 'game', level: 'INFO', hint: '] logged in with entity id ',
     pattern: new RegExp(`^${NAME}\\[[^\\]]*(?:\\][^\\]]*)?\\] logged in with entity id -?\\d+ at \\(.*\\)$`),
-    type: 'player.joined', fields: (m) => ({ player: m[1] }), example: 'Alex[/198.51.100.7:53120] logged in with entity id 212 at (12.5, 71.0, -40.5)',
+    fields: (m) => ({ player: m[1] }),
+    example: 'Alex[/198.51.100.7:53120] logged in with entity id 212 at (12.5, 71.0, -40.5)',
   },
   // the join broadcast uses the display name: a team prefix or suffix (`[Staff] Alex`) makes it no name at all, and
   // the login line above still counts that player
   {
-    threads: 'game', level: 'INFO', hint: ' joined the game', pattern: new RegExp(`^${NAME} joined the game$`),
-    type: 'player.joined', fields: (m) => ({ player: m[1] }), example: 'Alex joined the game',
+    type: 'player.joined', threads: 'game', level: 'INFO', hint: ' joined the game',
+    pattern: new RegExp(`^${NAME} joined the game$`), fields: (m) => ({ player: m[1] }),
+    example: 'Alex joined the game',
   },
   {
-    threads: 'game', level: 'INFO', hint: ') joined the game', pattern: new RegExp(`^${NAME} \\(formerly known as [A-Za-z0-9_.]{1,16}\\) joined the game$`),
-    type: 'player.joined', fields: (m) => ({ player: m[1] }), example: 'Alex (formerly known as OldAlex) joined the game',
+    type: 'player.joined', threads: 'game', level: 'INFO', hint: ') joined the game',
+    pattern: new RegExp(`^${NAME} \\(formerly known as [A-Za-z0-9_.]{1,16}\\) joined the game$`),
+    fields: (m) => ({ player: m[1] }), example: 'Alex (formerly known as OldAlex) joined the game',
   },
   {
-    threads: 'game', level: 'INFO', hint: ' left the game', pattern: new RegExp(`^${NAME} left the game$`),
-    type: 'player.left', fields: (m) => ({ player: m[1] }), example: 'Alex left the game',
+    type: 'player.left', threads: 'game', level: 'INFO', hint: ' left the game',
+    pattern: new RegExp(`^${NAME} left the game$`), fields: (m) => ({ player: m[1] }), example: 'Alex left the game',
   },
   // every disconnect logs this with the bare name; the reason after `: ` is free text (a kick reason can read `Alex
   // left the game`), so the name comes from the start and nothing after the colon is looked at. Players refused at
   // login are logged as `Name (/ip:port) lost connection` or as a GameProfile: no match.
   {
-    threads: 'game', level: 'INFO', hint: ' lost connection: ', pattern: new RegExp(`^${NAME} lost connection: `),
-    type: 'player.left', fields: (m) => ({ player: m[1] }), example: 'Alex lost connection: Disconnected',
+    type: 'player.left', threads: 'game', level: 'INFO', hint: ' lost connection: ',
+    pattern: new RegExp(`^${NAME} lost connection: `), fields: (m) => ({ player: m[1] }),
+    example: 'Alex lost connection: Disconnected',
   },
   // what players write, whatever thread logs it: chat (vanilla's server thread, Paper's chat threads) and, since
   // 1.19.1, unsigned chat with its tag; /me; a player's /say (the console's own is `[Server] …`)
   {
-    threads: 'any', hint: '> ', pattern: /^(?:\[Not Secure\] )?<([^<>]{1,64})> (.*)$/,
-    type: 'player.chat', fields: (m) => ({ player: m[1], text: m[2] }), example: '<Alex> hello there',
+    type: 'player.chat', threads: 'any', hint: '> ', pattern: /^(?:\[Not Secure\] )?<([^<>]{1,64})> (.*)$/,
+    fields: (m) => ({ player: m[1], text: m[2] }), example: '<Alex> hello there',
   },
   {
-    threads: 'any', hint: '* ', pattern: /^(?:\[Not Secure\] )?\* (?!Server )[^ ]{1,64} /,
-    type: 'player.wrote', example: '* Alex waves',
+    type: 'player.wrote', threads: 'any', hint: '* ', pattern: /^(?:\[Not Secure\] )?\* (?!Server )[^ ]{1,64} /,
+    example: '* Alex waves',
   },
   {
-    threads: 'any', hint: '] ', pattern: /^(?:\[Not Secure\] )?\[(?!Server\])[^\]:]{1,64}\] /,
-    type: 'player.wrote', example: '[Alex] hello',
+    type: 'player.wrote', threads: 'any', hint: '] ', pattern: /^(?:\[Not Secure\] )?\[(?!Server\])[^\]:]{1,64}\] /,
+    example: '[Alex] hello',
   },
   // the console's replies to whitelist edits (docs/formats.md#console-replies): 1.13+ and 1.7-1.12 texts
   {
-    threads: 'server', hint: ' to the whitelist', pattern: new RegExp(`^Added ${NAME} to the whitelist$`, 'i'),
-    type: 'whitelist.added', fields: (m) => ({ player: m[1] }), example: 'Added Alex to the whitelist',
+    type: 'whitelist.added', threads: 'server', hint: ' to the whitelist',
+    pattern: new RegExp(`^Added ${NAME} to the whitelist$`, 'i'), fields: (m) => ({ player: m[1] }),
+    example: 'Added Alex to the whitelist',
   },
   {
-    threads: 'server', hint: ' from the whitelist', pattern: new RegExp(`^Removed ${NAME} from the whitelist$`, 'i'),
-    type: 'whitelist.removed', fields: (m) => ({ player: m[1] }), example: 'Removed Alex from the whitelist',
+    type: 'whitelist.removed', threads: 'server', hint: ' from the whitelist',
+    pattern: new RegExp(`^Removed ${NAME} from the whitelist$`, 'i'), fields: (m) => ({ player: m[1] }),
+    example: 'Removed Alex from the whitelist',
   },
   {
-    threads: 'server', hint: ' to the whitelist', pattern: new RegExp(`^Could not add ${NAME} to the whitelist$`, 'i'),
-    type: 'whitelist.not-added', fields: (m) => ({ player: m[1] }), example: 'Could not add Alex to the whitelist',
+    type: 'whitelist.not-added', threads: 'server', hint: ' to the whitelist',
+    pattern: new RegExp(`^Could not add ${NAME} to the whitelist$`, 'i'), fields: (m) => ({ player: m[1] }),
+    example: 'Could not add Alex to the whitelist',
   },
   {
-    threads: 'server', hint: ' from the whitelist', pattern: new RegExp(`^Could not remove ${NAME} from the whitelist$`, 'i'),
-    type: 'whitelist.not-removed', fields: (m) => ({ player: m[1] }), example: 'Could not remove Alex from the whitelist',
+    type: 'whitelist.not-removed', threads: 'server', hint: ' from the whitelist',
+    pattern: new RegExp(`^Could not remove ${NAME} from the whitelist$`, 'i'), fields: (m) => ({ player: m[1] }),
+    example: 'Could not remove Alex from the whitelist',
   },
   {
-    threads: 'server', hint: 'That player does not exist', pattern: /^That player does not exist$/,
-    type: 'whitelist.no-such-player', example: 'That player does not exist',
+    type: 'whitelist.no-such-player', threads: 'server', hint: 'That player does not exist',
+    pattern: /^That player does not exist$/, example: 'That player does not exist',
   },
   {
-    threads: 'server', hint: 'Player is already whitelisted', pattern: /^Player is already whitelisted$/,
-    type: 'whitelist.already-listed', example: 'Player is already whitelisted',
+    type: 'whitelist.already-listed', threads: 'server', hint: 'Player is already whitelisted',
+    pattern: /^Player is already whitelisted$/, example: 'Player is already whitelisted',
   },
   {
-    threads: 'server', hint: 'Player is not whitelisted', pattern: /^Player is not whitelisted$/,
-    type: 'whitelist.not-listed', example: 'Player is not whitelisted',
+    type: 'whitelist.not-listed', threads: 'server', hint: 'Player is not whitelisted',
+    pattern: /^Player is not whitelisted$/, example: 'Player is not whitelisted',
   },
 ];
 
-const isChatThread = (thread: string | undefined): boolean => thread !== undefined && thread.startsWith('Async Chat Thread');
+const isChatThread = (thread: string | undefined): boolean =>
+  thread !== undefined && thread.startsWith('Async Chat Thread');
 
 /** What a log line means by LINE_KINDS, among the kinds of `types` (all when absent); undefined when nothing. */
 export function meaningOf(line: LogLine, types?: ReadonlySet<LineMeaning['type']>): LineMeaning | undefined {
   for (const kind of LINE_KINDS) {
     if ((types !== undefined && !types.has(kind.type)) || !line.message.includes(kind.hint)) continue;
     if (kind.level !== undefined && line.level !== kind.level) continue;
-    if (kind.threads === 'server' ? line.thread !== SERVER_THREAD : kind.threads === 'game' && isChatThread(line.thread)) continue;
+    if (
+      kind.threads === 'server' ? line.thread !== SERVER_THREAD : kind.threads === 'game' && isChatThread(line.thread)
+    ) {
+      continue;
+    }
     const match = kind.pattern.exec(line.message);
     if (match !== null) return { type: kind.type, ...kind.fields?.(match) } as LineMeaning;
   }
@@ -1574,9 +1678,12 @@ const ARCHIVE_NAME = /^(\d{4})-(\d\d)-(\d\d)-\d+\.log\.gz$/;
 
 // The kinds presence follows: who is online, and whether the game is stopping. Their hints are looked for in the
 // raw bytes (Buffer.indexOf), so a chunk of chat and chunk loading is never decoded at all.
-const PRESENCE_TYPES = new Set<LineMeaning['type']>(['session.started', 'server.stopping', 'player.joined', 'player.left']);
-const PRESENCE_NEEDLES = [...new Set(LINE_KINDS.filter((kind) => PRESENCE_TYPES.has(kind.type)).map((kind) => kind.hint))]
-  .map((hint) => Buffer.from(hint));
+const PRESENCE_TYPES = new Set<LineMeaning['type']>([
+  'session.started', 'server.stopping', 'player.joined', 'player.left',
+]);
+const PRESENCE_NEEDLES = [
+  ...new Set(LINE_KINDS.filter((kind) => PRESENCE_TYPES.has(kind.type)).map((kind) => kind.hint)),
+].map((hint) => Buffer.from(hint));
 
 /** A game session as its log tells it: who is online, and whether the server is shutting down. */
 interface Session {
@@ -1672,7 +1779,11 @@ function createPresence(config: Readonly<Config>, clock: Clock, game: GameFinder
       // only whole lines are decoded, so a UTF-8 sequence is never split; a very long one means nothing
       if (lineEnd - lineStart <= LOG_LINE_MAX_BYTES) {
         const meaning = readLogLine(data.toString('utf8', lineStart, lineEnd), PRESENCE_TYPES);
-        if (meaning !== undefined && applyMeaning(state.session, meaning, listener === undefined ? undefined : (change) => listener!(change, state.game))) {
+        if (meaning !== undefined && applyMeaning(
+          state.session,
+          meaning,
+          listener === undefined ? undefined : (change) => listener!(change, state.game),
+        )) {
           state.sawStart = true;
         }
       }
@@ -1680,7 +1791,10 @@ function createPresence(config: Readonly<Config>, clock: Clock, game: GameFinder
     }
   };
 
-  /** Takes the whole lines of `data`, the log's bytes from state.offset; returns how many it took, and a last partial line. */
+  /**
+   * Takes the whole lines of `data`, the log's bytes from state.offset; returns how many it took,
+   * and a last partial line.
+   */
   const take = (state: FollowedLog, data: Buffer, full: boolean): { taken: number; partial?: string } => {
     if (state.head.length < HEAD_BYTES && state.offset === 0) state.head = Buffer.from(data.subarray(0, HEAD_BYTES));
     if (state.skipping) {
@@ -1712,7 +1826,9 @@ function createPresence(config: Readonly<Config>, clock: Clock, game: GameFinder
   const parseAppended = async (state: FollowedLog, size: number): Promise<void> => {
     let partial: string | undefined;
     while (state.offset < size) {
-      const { bytesRead } = await state.handle.read(chunk, 0, Math.min(chunk.length, size - state.offset), state.offset);
+      const { bytesRead } = await state.handle.read(
+        chunk, 0, Math.min(chunk.length, size - state.offset), state.offset,
+      );
       if (bytesRead === 0) break;
       const step = take(state, chunk.subarray(0, bytesRead), bytesRead === chunk.length);
       state.offset += step.taken;
@@ -1726,7 +1842,9 @@ function createPresence(config: Readonly<Config>, clock: Clock, game: GameFinder
   const parseAppendedNow = (state: FollowedLog, size: number): void => {
     let partial: string | undefined;
     while (state.offset < size) {
-      const bytesRead = fs.readSync(state.handle.fd, chunk, 0, Math.min(chunk.length, size - state.offset), state.offset);
+      const bytesRead = fs.readSync(
+        state.handle.fd, chunk, 0, Math.min(chunk.length, size - state.offset), state.offset,
+      );
       if (bytesRead === 0) break;
       const step = take(state, chunk.subarray(0, bytesRead), bytesRead === chunk.length);
       state.offset += step.taken;
@@ -1779,7 +1897,11 @@ function createPresence(config: Readonly<Config>, clock: Clock, game: GameFinder
       await parseAppended(state, (await state.handle.stat()).size);
       if (!state.sawStart) {
         // the daemon starts after a midnight roll: the session's start is in the archives
-        Object.assign(state, { session: await sessionFromArchives(path.dirname(file), startedAtMs), offset: 0, skipping: false });
+        Object.assign(state, {
+          session: await sessionFromArchives(path.dirname(file), startedAtMs),
+          offset: 0,
+          skipping: false,
+        });
       }
       followed = state;
     }
@@ -1829,11 +1951,15 @@ function createPresence(config: Readonly<Config>, clock: Clock, game: GameFinder
     return nextUpdate;
   };
 
-  const playersReply = (session: Session): Reply =>
-    (session.reply ??= jsonReply({ ok: true, online: true, count: session.players.size, players: [...session.players] }));
+  const playersReply = (session: Session): Reply => (session.reply ??= jsonReply({
+    ok: true, online: true, count: session.players.size, players: [...session.players],
+  }));
 
   return {
-    /** Fresh on every request (one stat of latest.log): only what was appended is parsed, the answer serialised once per change. */
+    /**
+     * Fresh on every request (one stat of latest.log): only what was appended is parsed,
+     * the answer serialised once per change.
+     */
     players() {
       const found = game.find();
       // the spec: offline means no players, and the log is not read
@@ -1842,7 +1968,8 @@ function createPresence(config: Readonly<Config>, clock: Clock, game: GameFinder
       return session instanceof Promise ? session.then(playersReply) : playersReply(session);
     },
     read,
-    isKnownStopping: (current) => followed !== undefined && followed.game === gameIdentity(current) && followed.view.stopping,
+    isKnownStopping: (current) =>
+      followed !== undefined && followed.game === gameIdentity(current) && followed.view.stopping,
     listen: (next) => (listener = next),
     followedGame: () => followed?.game,
     async close() {
@@ -1853,7 +1980,10 @@ function createPresence(config: Readonly<Config>, clock: Clock, game: GameFinder
   };
 }
 
-/** Applies a presence line's meaning to a session, telling `listener` what changed; returns whether it started a session. */
+/**
+ * Applies a presence line's meaning to a session, telling `listener` what changed;
+ * returns whether it started a session.
+ */
 function applyMeaning(session: Session, meaning: LineMeaning, listener?: (change: LineMeaning) => void): boolean {
   switch (meaning.type) {
     case 'session.started':
@@ -1913,12 +2043,15 @@ async function sessionFromArchives(logDir: string, startedAtMs: number): Promise
     if (text === undefined) return newSession();
     budget -= text.length;
     texts.unshift(text);
-    const start = text.split('\n').reverse().find((line) => readLogLine(line, PRESENCE_TYPES)?.type === 'session.started');
+    const start = text.split('\n').reverse()
+      .find((line) => readLogLine(line, PRESENCE_TYPES)?.type === 'session.started');
     if (start === undefined) continue;
     const [, year, month, day] = ARCHIVE_NAME.exec(name)!;
     const clock = /(\d\d):(\d\d):(\d\d)/.exec(start.slice(0, 64));
     if (clock === null) return newSession();
-    const startMs = new Date(Number(year), Number(month) - 1, Number(day), Number(clock[1]), Number(clock[2]), Number(clock[3])).getTime();
+    const startMs = new Date(
+      Number(year), Number(month) - 1, Number(day), Number(clock[1]), Number(clock[2]), Number(clock[3]),
+    ).getTime();
     if (startMs < startedAtMs - SESSION_START_SLACK_MS) return newSession();
     const players = new Set<string>();
     for (const archived of texts) scanPresence(archived, players);
@@ -1943,14 +2076,17 @@ async function gunzipFile(file: string, maxBytes: number): Promise<string | unde
   } finally {
     await opened.handle.close();
   }
-  return new Promise((resolve) => gunzip(bytes, { maxOutputLength: maxBytes }, (err, text) => resolve(err ? undefined : text.toString('utf8'))));
+  return new Promise((resolve) =>
+    gunzip(bytes, { maxOutputLength: maxBytes }, (err, text) => resolve(err ? undefined : text.toString('utf8'))));
 }
 
 const PLAYERS_ROUTE: RouteAbout = {
   summary: 'Players online',
   description: 'Who is online by the join and leave lines of latest.log; fresh on every request.',
   answers: {
-    200: success('The players, or online false.', 'Players', { ok: true, online: true, count: 2, players: ['Alex', '.Bramble_Crest'] }),
+    200: success('The players, or online false.', 'Players', {
+      ok: true, online: true, count: 2, players: ['Alex', '.Bramble_Crest'],
+    }),
     500: failure('latest.log cannot be read or is not a regular file.', 'latest.log is not a regular file.'),
     503: BUSY_ANSWER,
   },
@@ -1982,7 +2118,10 @@ const FORBIDDEN_IN_COMMAND = /[;&|`$(){}[\]<>\\\x00-\x1f\x7f-\x9f]/;
 const COMMAND_BODY: Schema = {
   type: 'object', required: ['command'],
   properties: {
-    command: { type: 'string', minLength: 1, maxLength: COMMAND_MAX_CHARS, pattern: `^[^${FORBIDDEN_IN_COMMAND.source.slice(1, -1)}]*$` },
+    command: {
+      type: 'string', minLength: 1, maxLength: COMMAND_MAX_CHARS,
+      pattern: `^[^${FORBIDDEN_IN_COMMAND.source.slice(1, -1)}]*$`,
+    },
     output: { type: 'boolean' },
   },
 };
@@ -2048,7 +2187,9 @@ interface Pane {
 }
 
 // `|`, not a tab: without a UTF-8 locale tmux prints control characters as `_`; no field can hold a `|`
-const PANE_FORMAT = ['#{pane_id}', '#{pane_tty}', '#{pane_in_mode}', '#{pane_mode}', '#{synchronize-panes}', '#{pane_dead}', '#{pane_pid}'].join('|');
+const PANE_FORMAT = [
+  '#{pane_id}', '#{pane_tty}', '#{pane_in_mode}', '#{pane_mode}', '#{synchronize-panes}', '#{pane_dead}', '#{pane_pid}',
+].join('|');
 
 /**
  * The console (docs/api.md#console-delivery): one command at a time, each with its window (two callers would
@@ -2062,8 +2203,11 @@ function createGameConsole(config: Readonly<Config>, game: GameFinder, presence:
   const tmux = (args: readonly string[]): Promise<string> => {
     const socket = config.tmuxSocket === undefined ? [] : ['-S', config.tmuxSocket];
     return new Promise((resolve, reject) => {
-      execFile('tmux', [...socket, ...args], { timeout: TMUX_TIMEOUT_MS, maxBuffer: 64 * 1024, env: config.childEnv }, (err, stdout) =>
-        err ? reject(err) : resolve(stdout),
+      execFile(
+        'tmux',
+        [...socket, ...args],
+        { timeout: TMUX_TIMEOUT_MS, maxBuffer: 64 * 1024, env: config.childEnv },
+        (err, stdout) => err ? reject(err) : resolve(stdout),
       );
     });
   };
@@ -2074,7 +2218,9 @@ function createGameConsole(config: Readonly<Config>, game: GameFinder, presence:
     if (found === undefined) throw new HttpError(409, GAME_NOT_RUNNING);
     // while it shuts down the game is still the pane's process but reads no more: a line typed now waits in the
     // terminal for whatever reads it next. Only what is already known counts: delivery never waits for the log.
-    if (stopSentTo === gameIdentity(found) || presence.isKnownStopping(found)) throw unavailable('the game server is stopping.');
+    if (stopSentTo === gameIdentity(found) || presence.isKnownStopping(found)) {
+      throw unavailable('the game server is stopping.');
+    }
     let listing: string;
     try {
       // `=name:` with its colon: tmux 3.3 resolves `=name` alone to another session whose name begins with it
@@ -2087,17 +2233,23 @@ function createGameConsole(config: Readonly<Config>, game: GameFinder, presence:
     const stat = readProcStat(found.pid);
     if (stat === undefined) throw new HttpError(409, GAME_NOT_RUNNING);
     const pane = parsePaneList(listing).find((p) => ttyNumber(p.tty) === stat.ttyNr && stat.ttyNr !== 0);
-    if (pane === undefined) throw unavailable(`the game server does not run in a pane of the tmux session "${config.tmuxSession}".`);
+    if (pane === undefined) {
+      throw unavailable(`the game server does not run in a pane of the tmux session "${config.tmuxSession}".`);
+    }
     if (pane.dead) throw unavailable('its tmux pane is dead.');
     // copy mode takes the keys as its own commands: a `stop` would be swallowed, and `q` typed by us would leave it
-    if (pane.inMode) throw unavailable(`its tmux pane is in ${pane.mode || 'a mode'}; leave that mode (press q in the pane) and try again.`);
+    if (pane.inMode) {
+      throw unavailable(`its tmux pane is in ${pane.mode || 'a mode'}; leave that mode (press q in the pane) `
+        + 'and try again.');
+    }
     if (pane.synchronized) {
       throw unavailable('synchronize-panes is on in its tmux window, so the keys would also reach its other panes; '
         + 'turn it off with: tmux set-window-option synchronize-panes off.');
     }
     if (config.consoleShellPane !== 'allow' && isInteractiveShell(readCmdline(pane.pid))) {
-      throw unavailable('the game server was typed into an interactive shell in its tmux pane, which would read the command if the game '
-        + `exited first; start the game as the pane's command (tmux new-session -d -s ${config.tmuxSession} 'java …') or set CONSOLE_SHELL_PANE=allow.`);
+      throw unavailable('the game server was typed into an interactive shell in its tmux pane, which would read the '
+        + 'command if the game exited first; start the game as the pane\'s command '
+        + `(tmux new-session -d -s ${config.tmuxSession} 'java …') or set CONSOLE_SHELL_PANE=allow.`);
     }
     // last, so that the moment between this check and the keys is as short as it can be: the game's process group
     // must be its terminal's foreground group (a suspended game or a background job is not)
@@ -2106,7 +2258,8 @@ function createGameConsole(config: Readonly<Config>, game: GameFinder, presence:
     if (now.tpgid !== now.pgrp) throw unavailable('the game server is not the foreground process of its tmux pane.');
     // text and Enter in one tmux command sequence (`;`), so no other client's keys come between them
     await tmux(['send-keys', '-t', pane.id, '-l', '--', command, ';', 'send-keys', '-t', pane.id, 'Enter']);
-    // vanilla's stop takes no argument (`stop now` is refused and the game runs on); any other shutdown shows in its log
+    // vanilla's stop takes no argument (`stop now` is refused and the game runs on);
+    // any other shutdown shows in its log
     if (command === 'stop' || command === '/stop') stopSentTo = gameIdentity(found);
   };
 
@@ -2115,11 +2268,12 @@ function createGameConsole(config: Readonly<Config>, game: GameFinder, presence:
   const turns = createSerialQueue();
   const latestLog = createLogReader(latestLogPath(config));
   let outputWaiting = 0;
-  const sendAndWatch = <T>(command: string, watch: (log: LogReader, mark: LogMark) => Promise<T>): Promise<T> => turns(async () => {
-    const mark = latestLog.mark();
-    await deliver(command);
-    return watch(latestLog, mark);
-  });
+  const sendAndWatch = <T>(command: string, watch: (log: LogReader, mark: LogMark) => Promise<T>): Promise<T> =>
+    turns(async () => {
+      const mark = latestLog.mark();
+      await deliver(command);
+      return watch(latestLog, mark);
+    });
 
   return {
     async command(request) {
@@ -2159,7 +2313,11 @@ async function collectOutput(log: LogReader, mark: LogMark): Promise<string[]> {
   let lastLineAtMs = 0;
   for (;;) {
     const now = performance.now();
-    if (output.length === 0 ? now - sentAtMs >= OUTPUT_FIRST_LINE_MS : now - lastLineAtMs >= OUTPUT_QUIET_MS || now - firstLineAtMs >= OUTPUT_WINDOW_MS) {
+    if (
+      output.length === 0
+        ? now - sentAtMs >= OUTPUT_FIRST_LINE_MS
+        : now - lastLineAtMs >= OUTPUT_QUIET_MS || now - firstLineAtMs >= OUTPUT_WINDOW_MS
+    ) {
       return output;
     }
     await delay(LOG_POLL_MS);
@@ -2204,7 +2362,9 @@ function createLogReader(file: string): LogReader {
       }
       const { handle, stat } = opened;
       try {
-        if (stat.dev !== mark.dev || stat.ino !== mark.ino || stat.size < mark.offset) Object.assign(mark, { dev: stat.dev, ino: stat.ino, offset: 0 });
+        if (stat.dev !== mark.dev || stat.ino !== mark.ino || stat.size < mark.offset) {
+          Object.assign(mark, { dev: stat.dev, ino: stat.ino, offset: 0 });
+        }
         const length = Math.min(stat.size - mark.offset, LOG_READ_MAX_BYTES);
         if (length <= 0) return [];
         const buffer = Buffer.allocUnsafe(length);
@@ -2226,7 +2386,9 @@ function createLogReader(file: string): LogReader {
 export function parsePaneList(listing: string): Pane[] {
   return listing.split('\n').filter((line) => line !== '').map((line) => {
     const [id, tty, inMode, mode, synchronized, dead, pid] = line.split('|');
-    return { id, tty, inMode: inMode === '1', mode, synchronized: synchronized === '1', dead: dead === '1', pid: Number(pid) };
+    return {
+      id, tty, inMode: inMode === '1', mode, synchronized: synchronized === '1', dead: dead === '1', pid: Number(pid),
+    };
   });
 }
 
@@ -2242,15 +2404,21 @@ function ttyNumber(ttyPath: string): number | undefined {
 
 function readCmdline(pid: number): string[] {
   try {
-    return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter((arg, i, all) => arg !== '' || i < all.length - 1);
+    return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')
+      .filter((arg, i, all) => arg !== '' || i < all.length - 1);
   } catch {
     return [];
   }
 }
 
-const SHELLS = new Set(['sh', 'bash', 'dash', 'ash', 'zsh', 'ksh', 'mksh', 'pdksh', 'oksh', 'yash', 'fish', 'tcsh', 'csh', 'busybox', 'elvish', 'nu']);
+const SHELLS = new Set([
+  'sh', 'bash', 'dash', 'ash', 'zsh', 'ksh', 'mksh', 'pdksh', 'oksh', 'yash', 'fish', 'tcsh', 'csh', 'busybox',
+  'elvish', 'nu',
+]);
 // options that take the next argument: it is not a script to run
-const SHELL_OPTIONS_WITH_ARGUMENT = new Set(['-o', '+o', '-O', '+O', '--rcfile', '--init-file', '--init-command', '-C']);
+const SHELL_OPTIONS_WITH_ARGUMENT = new Set([
+  '-o', '+o', '-O', '+O', '--rcfile', '--init-file', '--init-command', '-C',
+]);
 
 /**
  * Whether a command line is a shell that reads its commands from the terminal: no `-c` and no script to run.
@@ -2281,19 +2449,24 @@ export function isInteractiveShell(argv: readonly string[]): boolean {
 
 const CONSOLE_ANSWERS: Record<number, Answer> = {
   409: failure('The game server is not running.', GAME_NOT_RUNNING),
-  503: failure('Writes are disabled, the daemon is busy, or the console is not available (the reason and what to do follow the prefix).',
-    `${CONSOLE_UNAVAILABLE}the tmux session "gameserver" was not found.`),
+  503: failure(
+    'Writes are disabled, the daemon is busy, or the console is not available '
+      + '(the reason and what to do follow the prefix).',
+    `${CONSOLE_UNAVAILABLE}the tmux session "gameserver" was not found.`,
+  ),
 };
 
 const COMMAND_ROUTE: RouteAbout = {
   summary: 'Type a command into the game console',
-  description: 'The command, trimmed, goes literally to the game\'s tmux pane, then Enter. With "output": true the answer waits for the '
-    + 'server-thread lines the game logs in reply (no chat, joins or logins; addresses masked).',
+  description: 'The command, trimmed, goes literally to the game\'s tmux pane, then Enter. With "output": true the '
+    + 'answer waits for the server-thread lines the game logs in reply (no chat, joins or logins; addresses masked).',
   body: COMMAND_BODY,
   answers: {
-    200: success('Delivered; with output, the reply lines.', 'CommandSent', { ok: true, message: 'Command sent: list', output: ['There are 1 of a max of 20 players online: Alex'] }),
-    400: failure('`command` is missing, not a string, too long, or holds a forbidden or control character; `output` is not a boolean; '
-      + 'or the body is not a JSON object.', COMMAND_CHARACTERS),
+    200: success('Delivered; with output, the reply lines.', 'CommandSent', {
+      ok: true, message: 'Command sent: list', output: ['There are 1 of a max of 20 players online: Alex'],
+    }),
+    400: failure('`command` is missing, not a string, too long, or holds a forbidden or control character; '
+      + '`output` is not a boolean; or the body is not a JSON object.', COMMAND_CHARACTERS),
     429: failure('Eight commands are already waiting for their output.', TOO_MANY_WAITING),
     ...BODY_ANSWERS, ...WRITE_ANSWERS, ...CONSOLE_ANSWERS,
   },
@@ -2306,7 +2479,11 @@ interface Serv {
   run(verb: 'start' | 'stop' | 'restart'): Promise<Reply>;
 }
 
-const SERV_MESSAGES = { start: 'Server start command issued.', stop: 'Server stop command issued.', restart: 'Server restart command issued.' };
+const SERV_MESSAGES = {
+  start: 'Server start command issued.',
+  stop: 'Server stop command issued.',
+  restart: 'Server restart command issued.',
+};
 
 function createServ(config: Readonly<Config>): Serv {
   return {
@@ -2318,7 +2495,11 @@ function createServ(config: Readonly<Config>): Serv {
 }
 
 /** Starts `serv <args>` in its own process group with our stdout and stderr; resolves once it exists. */
-function launchServ(config: Readonly<Config>, args: readonly string[], extraEnv: Record<string, string> = {}): Promise<ChildProcess> {
+function launchServ(
+  config: Readonly<Config>,
+  args: readonly string[],
+  extraEnv: Record<string, string> = {},
+): Promise<ChildProcess> {
   const what = `serv ${args.join(' ')}`;
   return new Promise((resolve, reject) => {
     let child: ChildProcess;
@@ -2346,8 +2527,12 @@ function launchServ(config: Readonly<Config>, args: readonly string[], extraEnv:
 
 const servRoute = (verb: 'start' | 'stop' | 'restart'): RouteAbout => ({
   summary: `Issue \`serv ${verb}\``,
-  description: `Starts \`serv ${verb}\` in its own process group and answers once it runs: poll GET /api/status for the result.`,
-  answers: { 200: success('The command was issued.', 'Message', { ok: true, message: SERV_MESSAGES[verb] }), ...WRITE_ANSWERS },
+  description: `Starts \`serv ${verb}\` in its own process group and answers once it runs: `
+    + 'poll GET /api/status for the result.',
+  answers: {
+    200: success('The command was issued.', 'Message', { ok: true, message: SERV_MESSAGES[verb] }),
+    ...WRITE_ANSWERS,
+  },
 });
 const SERV_ROUTES = { start: servRoute('start'), stop: servRoute('stop'), restart: servRoute('restart') };
 
@@ -2403,7 +2588,8 @@ function writeWhitelist(config: Readonly<Config>, entries: WhitelistEntry[]): vo
   }
 }
 
-const isNamed = (player: string) => (e: WhitelistEntry): boolean => typeof e.name === 'string' && e.name.toLowerCase() === player.toLowerCase();
+const isNamed = (player: string) => (e: WhitelistEntry): boolean =>
+  typeof e.name === 'string' && e.name.toLowerCase() === player.toLowerCase();
 
 interface Whitelist {
   /** GET /api/players/whitelist */
@@ -2413,11 +2599,16 @@ interface Whitelist {
 }
 
 /**
- * docs/api.md#post-apiwhitelistadd-and-remove: a running server owns whitelist.json and would overwrite a direct edit, so it
- * gets the console command; a stopped one has its file edited atomically. One edit at a time: two
+ * docs/api.md#post-apiwhitelistadd-and-remove: a running server owns whitelist.json and would overwrite a direct
+ * edit, so it gets the console command; a stopped one has its file edited atomically. One edit at a time: two
  * read-modify-write cycles would lose one of the changes.
  */
-function createWhitelist(config: Readonly<Config>, game: GameFinder, gameConsole: GameConsole, shared: SharedAnswers): Whitelist {
+function createWhitelist(
+  config: Readonly<Config>,
+  game: GameFinder,
+  gameConsole: GameConsole,
+  shared: SharedAnswers,
+): Whitelist {
   const edits = createSerialQueue();
 
   /**
@@ -2425,14 +2616,22 @@ function createWhitelist(config: Readonly<Config>, game: GameFinder, gameConsole
    * that names no player may be the late reply to a command typed just before this one, so it counts only when the
    * file agrees; a refusal waits a moment for a reply that names the player or a rewrite of the file.
    */
-  const awaitVerdict = async (log: LogReader, mark: LogMark, action: 'add' | 'remove', player: string): Promise<Reply> => {
-    const confirmed = (): Reply => messageReply(action === 'add' ? `${player} added to whitelist.` : `${player} removed from whitelist.`);
-    const unchanged = (): Reply => messageReply(action === 'add' ? `${player} is already on the whitelist.` : `${player} is not on the whitelist.`);
+  const awaitVerdict = async (
+    log: LogReader,
+    mark: LogMark,
+    action: 'add' | 'remove',
+    player: string,
+  ): Promise<Reply> => {
+    const confirmed = (): Reply =>
+      messageReply(action === 'add' ? `${player} added to whitelist.` : `${player} removed from whitelist.`);
+    const unchanged = (): Reply =>
+      messageReply(action === 'add' ? `${player} is already on the whitelist.` : `${player} is not on the whitelist.`);
     const refused = (): Reply => errorReply(404, `${player} is not a Minecraft account.`);
     // the entry the game would match: by the UUID it would give the name, where that is known here, else by name
     const uuid = localUuid(config, player);
     const holds = (entries: WhitelistEntry[]): boolean =>
-      entries.some((e) => (uuid !== undefined && typeof e.uuid === 'string' ? e.uuid.toLowerCase() === uuid : isNamed(player)(e)));
+      entries.some((e) =>
+        (uuid !== undefined && typeof e.uuid === 'string' ? e.uuid.toLowerCase() === uuid : isNamed(player)(e)));
     let sawUnchanged = false;
     let refusedAtMs: number | undefined;
     const deadline = performance.now() + WHITELIST_VERDICT_MS;
@@ -2476,7 +2675,10 @@ function createWhitelist(config: Readonly<Config>, game: GameFinder, gameConsole
     if (action === 'add' && listed) return messageReply(`${player} is already on the whitelist.`);
     if (action === 'remove' && !listed) return messageReply(`${player} is not on the whitelist.`);
     if (running !== undefined) {
-      return gameConsole.sendAndWatch(`whitelist ${action} ${player}`, (log, mark) => awaitVerdict(log, mark, action, player));
+      return gameConsole.sendAndWatch(
+        `whitelist ${action} ${player}`,
+        (log, mark) => awaitVerdict(log, mark, action, player),
+      );
     } else if (action === 'remove') {
       writeWhitelist(config, entries.filter((e) => !isNamed(player)(e)));
     } else {
@@ -2546,7 +2748,9 @@ function findInUserCache(config: Readonly<Config>, player: string): Profile | un
   }
   if (!Array.isArray(cache)) return undefined;
   // an entry the server itself would reject (an undashed or malformed UUID) is not used
-  const hit = cache.find((e) => typeof e?.name === 'string' && e.name.toLowerCase() === player.toLowerCase() && typeof e.uuid === 'string' && DASHED_UUID.test(e.uuid));
+  const hit = cache.find((e) =>
+    typeof e?.name === 'string' && e.name.toLowerCase() === player.toLowerCase()
+    && typeof e.uuid === 'string' && DASHED_UUID.test(e.uuid));
   return hit === undefined ? undefined : { name: hit.name, uuid: hit.uuid.toLowerCase() };
 }
 
@@ -2558,35 +2762,44 @@ function lookupProfile(config: Readonly<Config>, player: string): Promise<Profil
     return new HttpError(502, LOOKUP_FAILED);
   };
   return new Promise((resolve, reject) => {
-    const request = (url.protocol === 'https:' ? httpsRequest : httpRequest)(url, { timeout: LOOKUP_IDLE_TIMEOUT_MS }, (res) => {
-      const chunks: Buffer[] = [];
-      let bytes = 0;
-      res.on('data', (chunk: Buffer) => {
-        bytes += chunk.length;
-        if (bytes > LOOKUP_MAX_BYTES) request.destroy(new Error('answer too large'));
-        else chunks.push(chunk);
-      });
-      res.on('end', () => {
-        clearTimeout(deadline);
-        // the service answered 204 for unknown names until 2023 and 404 since
-        if (res.statusCode === 204 || res.statusCode === 404) return reject(new HttpError(502, `No Minecraft account is named ${player}.`));
-        if (res.statusCode !== 200) return reject(failed(`status ${res.statusCode}`));
-        let answer: { id?: unknown; name?: unknown };
-        try {
-          answer = JSON.parse(Buffer.concat(chunks).toString('utf8'));
-        } catch {
-          return reject(failed('the answer is not JSON'));
-        }
-        const hex = typeof answer?.id === 'string' ? answer.id.replace(/-/g, '') : '';
-        if (!/^[0-9a-fA-F]{32}$/.test(hex) || typeof answer.name !== 'string' || !PLAYER_NAME.test(answer.name)) {
-          return reject(failed('the answer has no valid id and name'));
-        }
-        resolve({ name: answer.name, uuid: dashUuid(hex) });
-      });
-      res.on('error', (err) => reject(failed(describeError(err))));
-    });
+    const request = (url.protocol === 'https:' ? httpsRequest : httpRequest)(
+      url,
+      { timeout: LOOKUP_IDLE_TIMEOUT_MS },
+      (res) => {
+        const chunks: Buffer[] = [];
+        let bytes = 0;
+        res.on('data', (chunk: Buffer) => {
+          bytes += chunk.length;
+          if (bytes > LOOKUP_MAX_BYTES) request.destroy(new Error('answer too large'));
+          else chunks.push(chunk);
+        });
+        res.on('end', () => {
+          clearTimeout(deadline);
+          // the service answered 204 for unknown names until 2023 and 404 since
+          if (res.statusCode === 204 || res.statusCode === 404) {
+            return reject(new HttpError(502, `No Minecraft account is named ${player}.`));
+          }
+          if (res.statusCode !== 200) return reject(failed(`status ${res.statusCode}`));
+          let answer: { id?: unknown; name?: unknown };
+          try {
+            answer = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+          } catch {
+            return reject(failed('the answer is not JSON'));
+          }
+          const hex = typeof answer?.id === 'string' ? answer.id.replace(/-/g, '') : '';
+          if (!/^[0-9a-fA-F]{32}$/.test(hex) || typeof answer.name !== 'string' || !PLAYER_NAME.test(answer.name)) {
+            return reject(failed('the answer has no valid id and name'));
+          }
+          resolve({ name: answer.name, uuid: dashUuid(hex) });
+        });
+        res.on('error', (err) => reject(failed(describeError(err))));
+      },
+    );
     // the idle timeout alone lets a server that sends a byte every few seconds hold the edit for ever
-    const deadline = setTimeout(() => request.destroy(new Error(`no answer within ${LOOKUP_DEADLINE_MS / 1000} s`)), LOOKUP_DEADLINE_MS);
+    const deadline = setTimeout(
+      () => request.destroy(new Error(`no answer within ${LOOKUP_DEADLINE_MS / 1000} s`)),
+      LOOKUP_DEADLINE_MS,
+    );
     request.on('timeout', () => request.destroy(new Error('timed out')));
     request.on('error', (err) => {
       clearTimeout(deadline);
@@ -2606,28 +2819,42 @@ export function offlineUuid(name: string): string {
 
 /** 32 hex digits in the dashed layout whitelist.json uses. */
 function dashUuid(hex: string): string {
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`.toLowerCase();
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`
+    .toLowerCase();
 }
 
 const WHITELIST_ROUTE: RouteAbout = {
   summary: 'The whitelist as stored',
   description: 'The entries of whitelist.json exactly as stored. At most 100 ms old.',
   answers: {
-    200: success('The entries.', 'Whitelist', { ok: true, count: 1, whitelist: [{ uuid: 'b50ad385-829d-3141-a216-7e7d7539ba7f', name: 'Notch' }] }),
+    200: success('The entries.', 'Whitelist', {
+      ok: true, count: 1, whitelist: [{ uuid: 'b50ad385-829d-3141-a216-7e7d7539ba7f', name: 'Notch' }],
+    }),
     ...missingOrUnreadable('whitelist.json'), 503: BUSY_ANSWER,
   },
 };
 
 const editRoute = (action: 'add' | 'remove'): RouteAbout => ({
   summary: action === 'add' ? 'Add a player to the whitelist' : 'Remove a player from the whitelist',
-  description: `While the game runs, \`whitelist ${action} <player>\` goes to its console and the answer waits up to 5 s for the game's verdict; `
-    + 'while it is stopped, whitelist.json is edited atomically (a new entry takes its UUID from the offline rule, usercache.json or the profile lookup).',
+  description: `While the game runs, \`whitelist ${action} <player>\` goes to its console and the answer waits `
+    + 'up to 5 s for the game\'s verdict; while it is stopped, whitelist.json is edited atomically (a new entry '
+    + 'takes its UUID from the offline rule, usercache.json or the profile lookup).',
   body: PLAYER_BODY,
   answers: {
-    200: success('Done, or nothing to do (already listed / not listed).', 'Message', { ok: true, message: action === 'add' ? 'Alex added to whitelist.' : 'Alex removed from whitelist.' }),
-    202: success('Sent to the console; the game has not confirmed it within 5 s.', 'Message', { ok: true, message: `Alex: whitelist ${action} sent; the game server has not confirmed it yet.` }),
-    400: failure('`player` is missing or not 1 to 16 characters from A-Z, a-z, 0-9 and _, or the body is not a JSON object.', PLAYER_PATTERN),
-    404: failure('No such Minecraft account (the game\'s verdict), or whitelist.json is missing while the game is stopped.', 'Alex is not a Minecraft account.'),
+    200: success('Done, or nothing to do (already listed / not listed).', 'Message', {
+      ok: true, message: action === 'add' ? 'Alex added to whitelist.' : 'Alex removed from whitelist.',
+    }),
+    202: success('Sent to the console; the game has not confirmed it within 5 s.', 'Message', {
+      ok: true, message: `Alex: whitelist ${action} sent; the game server has not confirmed it yet.`,
+    }),
+    400: failure(
+      '`player` is missing or not 1 to 16 characters from A-Z, a-z, 0-9 and _, or the body is not a JSON object.',
+      PLAYER_PATTERN,
+    ),
+    404: failure(
+      'No such Minecraft account (the game\'s verdict), or whitelist.json is missing while the game is stopped.',
+      'Alex is not a Minecraft account.',
+    ),
     502: failure('The profile lookup failed or knows no such name; nothing was changed.', LOOKUP_FAILED),
     ...BODY_ANSWERS, ...WRITE_ANSWERS, ...CONSOLE_ANSWERS,
   },
@@ -2750,7 +2977,10 @@ const BACKUPS_ROUTE: RouteAbout = {
   answers: {
     200: success('The archives.', 'Backups', {
       ok: true, count: 1,
-      backups: [{ name: 'snapshot_2026-11-20_03-00-00.tar.gz', type: 'snapshot', size: '1.50 MB', bytes: 1572864, created: '2026-11-20T03:00:04.000Z' }],
+      backups: [{
+        name: 'snapshot_2026-11-20_03-00-00.tar.gz', type: 'snapshot', size: '1.50 MB', bytes: 1572864,
+        created: '2026-11-20T03:00:04.000Z',
+      }],
     }),
     404: failure('BACKUP_DIR does not exist.', 'backups not found'),
     500: failure('BACKUP_DIR is not a readable folder.', 'backups could not be read.'),
@@ -2760,7 +2990,8 @@ const BACKUPS_ROUTE: RouteAbout = {
 
 const BACKUP_ROUTE: RouteAbout = {
   summary: 'Run `serv backup -s` in the background',
-  description: 'Answers once `serv backup -s` runs; the archive appears in GET /api/backups (and as backup.finished) when it is done.',
+  description: 'Answers once `serv backup -s` runs; the archive appears in GET /api/backups (and as backup.finished) '
+    + 'when it is done.',
   answers: {
     200: success('The backup was launched.', 'Message', { ok: true, message: BACKUP_TRIGGERED }),
     409: failure('A backup is already running on the host.', BACKUP_RUNNING),
@@ -2834,7 +3065,11 @@ function runReportScript(config: Readonly<Config>, started: (child: ChildProcess
     let child: ChildProcess;
     try {
       // its own process group, so a timeout can end everything it started
-      child = spawn(config.reportScript, [], { detached: true, stdio: ['ignore', 'pipe', 'inherit'], env: config.childEnv });
+      child = spawn(config.reportScript, [], {
+        detached: true,
+        stdio: ['ignore', 'pipe', 'inherit'],
+        env: config.childEnv,
+      });
     } catch (err) {
       log(`report script could not be started: ${describeError(err)}`);
       return reject(new HttpError(500, REPORT_NOT_STARTED));
@@ -2884,10 +3119,16 @@ function runReportScript(config: Readonly<Config>, started: (child: ChildProcess
 
 const REPORT_TEXT_ROUTE: RouteAbout = {
   summary: 'The host report as text',
-  description: 'The standard output of REPORT_SCRIPT, from at most one run at a time, reused for 5 s; failures are text too.',
+  description: 'The standard output of REPORT_SCRIPT, from at most one run at a time, reused for 5 s; '
+    + 'failures are text too.',
   answers: {
     200: success('The report.', { type: 'string' }, 'Gameserver host report\n', TEXT_TYPE),
-    500: success('The script could not start, printed nothing, or ran over 10 s.', { type: 'string' }, REPORT_TIMED_OUT, TEXT_TYPE),
+    500: success(
+      'The script could not start, printed nothing, or ran over 10 s.',
+      { type: 'string' },
+      REPORT_TIMED_OUT,
+      TEXT_TYPE,
+    ),
     503: BUSY_ANSWER,
   },
 };
@@ -2976,16 +3217,20 @@ function createEventLog(): EventLog {
 
 type Publish = (type: string, fields?: Record<string, unknown>) => void;
 
-/** A detector of changes on the host: one look, which `quiet` takes as the starting state, without events. */
+/** A detector of changes on the host: its first look takes the starting state, without events. */
 interface Detector {
-  look(quiet: boolean): void | Promise<void>;
+  look(): void | Promise<void>;
 }
 
 /**
  * The game process starting and ending (`crashed` when it ended without a stop line) and what its log says of
  * players and shutdown, in order: lines of a process whose start was not seen yet wait for it.
  */
-function detectGame(game: GameFinder, presence: Presence, publish: Publish): Detector & { onPresence: PresenceListener } {
+function detectGame(
+  game: GameFinder,
+  presence: Presence,
+  publish: Publish,
+): Detector & { onPresence: PresenceListener } {
   let current: GameProcess | undefined;
   let stopping = false;
   let online = new Set<string>();
@@ -3010,7 +3255,8 @@ function detectGame(game: GameFinder, presence: Presence, publish: Publish): Det
       if (current === undefined || gameIdentity(current) !== gameId) early.push([gameId, change]);
       else apply(change);
     },
-    async look(quiet) {
+    async look() {
+      const quiet = !ready;
       const now = game.find();
       const before = current;
       if (before !== undefined && (now === undefined || gameIdentity(now) !== gameIdentity(before))) {
@@ -3046,20 +3292,22 @@ function detectWhitelist(config: Readonly<Config>, publish: Publish): Detector {
   let entries: Map<string, string> | undefined; // uuid (or name) → name
   let signature = '';
   return {
-    look(quiet) {
+    look() {
       const now = settledSignature(whitelistPath(config));
       if (now !== '' && now === signature) return;
       let seen: Map<string, string>;
       try {
-        seen = new Map(readWhitelist(config).map((e) => [String(typeof e.uuid === 'string' ? e.uuid.toLowerCase() : e.name), String(e.name)]));
+        seen = new Map(readWhitelist(config).map((e) =>
+          [String(typeof e.uuid === 'string' ? e.uuid.toLowerCase() : e.name), String(e.name)]));
       } catch (err) {
-        if (!(err instanceof HttpError && err.status === 404)) return; // the game rewrites it in place: a half-written file says nothing yet
+        // the game rewrites it in place: a half-written file says nothing yet
+        if (!(err instanceof HttpError && err.status === 404)) return;
         seen = new Map();
       }
       const before = entries;
       entries = seen;
       signature = now;
-      if (quiet || before === undefined) return;
+      if (before === undefined) return;
       const added = [...seen].filter(([key]) => !before.has(key)).map(([, name]) => name);
       const removed = [...before].filter(([key]) => !seen.has(key)).map(([, name]) => name);
       if (added.length > 0 || removed.length > 0) publish('whitelist.changed', { added, removed });
@@ -3073,7 +3321,7 @@ function detectBackups(config: Readonly<Config>, publish: Publish, lookAgain: ()
   let signature = '';
   const pending = new Map<string, { signature: string; atMs: number }>();
   return {
-    look(quiet) {
+    look() {
       const now = settledSignature(config.backupDir);
       if (now !== '' && now === signature && pending.size === 0) return;
       let listing: BackupEntry[];
@@ -3086,7 +3334,7 @@ function detectBackups(config: Readonly<Config>, publish: Publish, lookAgain: ()
       const seen = new Map(listing.map((b) => [b.name, `${b.bytes}:${b.created}`]));
       const before = archives;
       archives = seen;
-      if (quiet || before === undefined) return;
+      if (before === undefined) return;
       const atMs = performance.now();
       for (const backup of listing) {
         if (before.has(backup.name) && !pending.has(backup.name)) continue;
@@ -3105,11 +3353,21 @@ function detectBackups(config: Readonly<Config>, publish: Publish, lookAgain: ()
   };
 }
 
+interface Watching {
+  watchers: fs.FSWatcher[];
+  pulse: NodeJS.Timeout;
+  detectors: Detector[];
+  ready: Promise<void>; // the first look is done
+  looked(): void;
+}
+
 interface Events {
   /** GET /api/events: a Server-Sent Events stream (docs/api.md#get-apievents). */
   open(request: ApiRequest): Reply;
   /** How many streams are open. */
   streamsOpen(): number;
+  /** Resolves once watching took the starting state, when it runs from the start (a webhook is set). */
+  ready(): Promise<void>;
   /** Ends every stream, stops watching, and drops webhook deliveries still waiting. */
   close(): void;
 }
@@ -3122,10 +3380,11 @@ interface Events {
  */
 function createEvents(config: Readonly<Config>, game: GameFinder, presence: Presence): Events {
   const streams = new Map<StreamSink, number>(); // → when it was last written to (performance.now())
+  const opening = new Set<StreamSink>(); // begun, waiting for the starting state: they hold slots, and get no events yet
   const kept = createEventLog();
   const webhook = config.webhookUrl === undefined ? undefined : createWebhook(config);
   const fault = createFaultLog('watching for events');
-  let watching: { watchers: fs.FSWatcher[]; pulse: NodeJS.Timeout; detectors: Detector[] } | undefined;
+  let watching: Watching | undefined;
   let linger: NodeJS.Timeout | undefined;
   let checking = false;
   let checkAgain = false;
@@ -3143,7 +3402,7 @@ function createEvents(config: Readonly<Config>, game: GameFinder, presence: Pres
   };
 
   /** Looks at the host, one look at a time; a look asked for meanwhile follows the current one. */
-  const check = async (quiet = false): Promise<void> => {
+  const check = async (): Promise<void> => {
     if (checking) {
       checkAgain = true;
       return;
@@ -3154,13 +3413,20 @@ function createEvents(config: Readonly<Config>, game: GameFinder, presence: Pres
         checkAgain = false;
         const current = watching;
         if (current === undefined) break;
-        for (const detector of current.detectors) await detector.look(quiet);
+        let failed: string | undefined;
+        // each detector on its own: a log that cannot be read does not hide a whitelist change
+        for (const detector of current.detectors) {
+          try {
+            await detector.look();
+          } catch (err) {
+            // a file that cannot be read now (a roll, a half-written rewrite) is looked at again on the next pulse
+            if (!(err instanceof HttpError) && (err as NodeJS.ErrnoException).code === undefined) throw err;
+            failed ??= describeError(err);
+          }
+        }
+        fault(failed);
+        current.looked(); // even a look that failed: streams wait for no file to come right
       } while (checkAgain);
-      fault(undefined);
-    } catch (err) {
-      // a file that cannot be read now (a roll, a half-written rewrite) is looked at again on the next pulse
-      if (!(err instanceof HttpError) && (err as NodeJS.ErrnoException).code === undefined) throw err;
-      fault(describeError(err));
     } finally {
       checking = false;
     }
@@ -3181,12 +3447,17 @@ function createEvents(config: Readonly<Config>, game: GameFinder, presence: Pres
     void check();
   };
 
-  const startWatching = (): void => {
+  /** Watches, if it does not yet; resolves once the first look took the starting state. */
+  const startWatching = (): Promise<void> => {
     clearTimeout(linger);
     linger = undefined;
-    if (watching !== undefined) return;
+    if (watching !== undefined) return watching.ready;
     const gameDetector = detectGame(game, presence, publish);
-    const detectors = [gameDetector, detectWhitelist(config, publish), detectBackups(config, publish, () => void check())];
+    const detectors = [
+      gameDetector,
+      detectWhitelist(config, publish),
+      detectBackups(config, publish, () => void check()),
+    ];
     const watchers: fs.FSWatcher[] = [];
     for (const dir of [config.serverDir, path.dirname(latestLogPath(config)), config.backupDir]) {
       try {
@@ -3195,9 +3466,12 @@ function createEvents(config: Readonly<Config>, game: GameFinder, presence: Pres
         // a folder that does not exist (yet): the pulse looks at it instead
       }
     }
-    watching = { watchers, pulse: setInterval(pulse, WATCH_PULSE_MS), detectors };
+    let looked = (): void => undefined;
+    const ready = new Promise<void>((resolve) => (looked = resolve));
+    watching = { watchers, pulse: setInterval(pulse, WATCH_PULSE_MS), detectors, ready, looked };
     presence.listen(gameDetector.onPresence);
-    void check(true);
+    void check();
+    return ready;
   };
 
   const stopWatching = (): void => {
@@ -3209,46 +3483,60 @@ function createEvents(config: Readonly<Config>, game: GameFinder, presence: Pres
     kept.forget(); // what happens while nobody watches is not known: ids from before cannot be replayed
   };
 
-  if (webhook !== undefined) startWatching();
+  // with a webhook, every event from the start: the daemon listens once the starting state is taken
+  const ready = webhook === undefined ? Promise.resolve() : startWatching();
 
   return {
     open(request) {
       if (request.keySent && !request.reveal) throw new HttpError(401, WRONG_KEY);
-      // docs/api.md#get-apievents: the last 8 slots are the key holder's, so that anonymous streams never keep the relay out
-      if (streams.size >= (request.reveal ? EVENT_STREAMS_MAX : EVENT_STREAMS_MAX - EVENT_STREAMS_KEPT_FOR_KEY)) {
+      // docs/api.md#get-apievents: the last 8 slots are the key holder's,
+      // so that anonymous streams never keep the relay out
+      const open = streams.size + opening.size;
+      if (open >= (request.reveal ? EVENT_STREAMS_MAX : EVENT_STREAMS_MAX - EVENT_STREAMS_KEPT_FOR_KEY)) {
         throw new HttpError(503, TOO_MANY_STREAMS);
       }
       // EventSource sends the header on a reconnect; clients that cannot send headers use the query
       const header = request.req.headers['last-event-id'];
-      const lastId = typeof header === 'string' ? header : new URLSearchParams(request.search).get('lastEventId') ?? undefined;
+      const lastId = typeof header === 'string'
+        ? header
+        : new URLSearchParams(request.search).get('lastEventId') ?? undefined;
       return {
         status: 200,
         body: '',
         headers: { 'Content-Type': EVENT_STREAM_TYPE, 'X-Accel-Buffering': 'no' },
+        // the stream's first bytes come once the starting state is taken: a change after them is an event
+        // (docs/api.md#get-apievents)
         stream: (sink) => {
-          startWatching();
-          let opening = `retry: ${EVENT_STREAM_RETRY_MS}\n\n`;
-          if (lastId !== undefined && lastId !== '') {
-            const replay = kept.replayAfter(lastId);
-            opening += replay === undefined ? sseFrame(JSON.stringify({ type: 'stream.reset', time: new Date().toISOString() })) : replay.join('');
-          }
-          sink.write(opening);
-          streams.set(sink, performance.now());
+          opening.add(sink);
           sink.onClose(() => {
+            opening.delete(sink);
             streams.delete(sink);
-            if (streams.size === 0 && webhook === undefined) {
+            if (streams.size + opening.size === 0 && webhook === undefined) {
               clearTimeout(linger);
               linger = setTimeout(stopWatching, WATCH_LINGER_MS);
             }
           });
+          void startWatching().then(() => {
+            if (!opening.delete(sink)) return; // closed meanwhile
+            let first = `retry: ${EVENT_STREAM_RETRY_MS}\n\n`;
+            if (lastId !== undefined && lastId !== '') {
+              const replay = kept.replayAfter(lastId);
+              first += replay === undefined
+                ? sseFrame(JSON.stringify({ type: 'stream.reset', time: new Date().toISOString() }))
+                : replay.join('');
+            }
+            sink.write(first);
+            streams.set(sink, performance.now());
+          });
         },
       };
     },
-    streamsOpen: () => streams.size,
+    streamsOpen: () => streams.size + opening.size,
+    ready: () => ready,
     close() {
       clearTimeout(linger);
       stopWatching();
-      for (const sink of streams.keys()) sink.end();
+      for (const sink of [...streams.keys(), ...opening]) sink.end();
       webhook?.close();
     },
   };
@@ -3263,7 +3551,8 @@ export function describeEvent(event: { type: string; [field: string]: unknown })
     case 'server.started': text = `The Minecraft server started (pid ${event.pid}).`; break;
     case 'server.stopping': text = 'The Minecraft server is stopping.'; break;
     case 'server.stopped':
-      text = event.crashed ? `The Minecraft server stopped without shutting down: it crashed or was killed (pid ${event.pid}).`
+      text = event.crashed
+        ? `The Minecraft server stopped without shutting down: it crashed or was killed (pid ${event.pid}).`
         : `The Minecraft server stopped (pid ${event.pid}).`;
       break;
     case 'player.joined': text = `${name(event.player)} joined the game.`; break;
@@ -3309,14 +3598,23 @@ function createWebhook(config: Readonly<Config>): Webhook {
       'Content-Length': String(Buffer.byteLength(body)),
       'User-Agent': `${SERVICE_NAME}/${VERSION}`,
     };
-    if (config.webhookSecret !== undefined) headers['X-Signature-256'] = `sha256=${createHmac('sha256', config.webhookSecret).update(body).digest('hex')}`;
-    const request = (url.protocol === 'https:' ? httpsRequest : httpRequest)(url, { method: 'POST', headers, timeout: WEBHOOK_TIMEOUT_MS }, (res) => {
-      res.resume(); // the answer's body is not needed, and must not fill memory
-      res.on('end', () => resolve(res.statusCode ?? 0));
-      res.on('error', reject);
-    });
+    if (config.webhookSecret !== undefined) {
+      headers['X-Signature-256'] = `sha256=${createHmac('sha256', config.webhookSecret).update(body).digest('hex')}`;
+    }
+    const request = (url.protocol === 'https:' ? httpsRequest : httpRequest)(
+      url,
+      { method: 'POST', headers, timeout: WEBHOOK_TIMEOUT_MS },
+      (res) => {
+        res.resume(); // the answer's body is not needed, and must not fill memory
+        res.on('end', () => resolve(res.statusCode ?? 0));
+        res.on('error', reject);
+      },
+    );
     // the idle timeout alone lets a receiver that trickles its answer hold every later event
-    const deadline = setTimeout(() => request.destroy(new Error(`no answer within ${WEBHOOK_TIMEOUT_MS / 1000} s`)), WEBHOOK_TIMEOUT_MS);
+    const deadline = setTimeout(
+      () => request.destroy(new Error(`no answer within ${WEBHOOK_TIMEOUT_MS / 1000} s`)),
+      WEBHOOK_TIMEOUT_MS,
+    );
     request.on('close', () => clearTimeout(deadline));
     request.on('timeout', () => request.destroy(new Error('timed out')));
     request.on('error', reject);
@@ -3373,15 +3671,28 @@ function createWebhook(config: Readonly<Config>): Webhook {
 
 const EVENTS_ROUTE: RouteAbout = {
   summary: 'Live events (Server-Sent Events)',
-  description: 'Unnamed events with an id and one data line of JSON {type, time, ...}: server.started, server.stopping, server.stopped, '
-    + 'player.joined, player.left, whitelist.changed, backup.finished, and stream.reset after an unknown Last-Event-ID. A comment after 15 s of quiet. '
-    + 'Public; the key, as X-API-Key or as the password of HTTP Basic auth (http://relay:KEY@host:6767/api/events), opens one of the 8 of the 64 streams kept for it.',
+  description: 'Unnamed events with an id and one data line of JSON {type, time, ...}: server.started, '
+    + 'server.stopping, server.stopped, player.joined, player.left, whitelist.changed, backup.finished, '
+    + 'and stream.reset after an unknown Last-Event-ID. A comment after 15 s of quiet. '
+    + 'Public; the key, as X-API-Key or as the password of HTTP Basic auth (http://relay:KEY@host:6767/api/events), '
+    + 'opens one of the 8 of the 64 streams kept for it.',
   parameters: [
-    { name: 'Last-Event-ID', in: 'header', schema: { type: 'string' }, description: 'The last id received: the events after it are sent first.' },
-    { name: 'lastEventId', in: 'query', schema: { type: 'string' }, description: 'The same, for clients that cannot send headers.' },
+    {
+      name: 'Last-Event-ID', in: 'header', schema: { type: 'string' },
+      description: 'The last id received: the events after it are sent first.',
+    },
+    {
+      name: 'lastEventId', in: 'query', schema: { type: 'string' },
+      description: 'The same, for clients that cannot send headers.',
+    },
   ],
   answers: {
-    200: success('The stream.', { type: 'string' }, 'retry: 3000\n\nid: 1a2b-1\ndata: {"type":"player.joined","time":"2026-11-25T12:00:00.000Z","player":"Alex"}\n\n', EVENT_STREAM_TYPE),
+    200: success(
+      'The stream.',
+      { type: 'string' },
+      'retry: 3000\n\nid: 1a2b-1\ndata: {"type":"player.joined","time":"2026-11-25T12:00:00.000Z","player":"Alex"}\n\n',
+      EVENT_STREAM_TYPE,
+    ),
     401: failure('A key was sent (X-API-Key or Basic auth) and it is wrong.', WRONG_KEY),
     503: failure('56 streams are open already (64 for the key holder), or the daemon is busy.', TOO_MANY_STREAMS),
   },
@@ -3401,7 +3712,8 @@ interface Metrics {
 
 /** `{name="value",…}` with the text format's escapes (backslash, quote, line feed), or '' without labels. */
 export function formatLabels(labels: Record<string, string>): string {
-  const pairs = Object.entries(labels).map(([name, value]) => `${name}="${value.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n')}"`);
+  const pairs = Object.entries(labels).map(([name, value]) =>
+    `${name}="${value.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n')}"`);
   return pairs.length === 0 ? '' : `{${pairs.join(',')}}`;
 }
 
@@ -3411,10 +3723,18 @@ export function formatLabels(labels: Record<string, string>): string {
  * ones. Its cost does not grow with the log (presence parses appends only) or the backup folder (listed again only
  * when the folder changes).
  */
-function createMetrics(config: Readonly<Config>, clock: Clock, game: GameFinder, presence: Presence, events: Pick<Events, 'streamsOpen'>,
-  shared: SharedAnswers): Metrics {
+function createMetrics(
+  config: Readonly<Config>,
+  clock: Clock,
+  game: GameFinder,
+  presence: Presence,
+  events: Pick<Events, 'streamsOpen'>,
+  shared: SharedAnswers,
+): Metrics {
   const requests = new Map<string, number>();
-  const daemonStartSeconds = clock.startTimeSeconds(parseProcStat(process.pid, readProcText('/proc/self/stat', 4096)).startTicks);
+  const daemonStartSeconds = clock.startTimeSeconds(
+    parseProcStat(process.pid, readProcText('/proc/self/stat', 4096)).startTicks,
+  );
   let backups: { signature: string; count: number; newest: BackupEntry | undefined } | undefined;
 
   const backupSummary = (): { count: number; newest: BackupEntry | undefined } | undefined => {
@@ -3431,14 +3751,23 @@ function createMetrics(config: Readonly<Config>, clock: Clock, game: GameFinder,
       return backups;
     }
     // the folder is as it was, but its newest archive may still be growing
-    const newest = backups.newest === undefined ? undefined : fs.statSync(path.join(config.backupDir, backups.newest.name), { throwIfNoEntry: false });
-    if (backups.newest !== undefined && newest?.isFile()) Object.assign(backups.newest, { bytes: newest.size, created: new Date(newest.mtimeMs).toISOString() });
+    const newest = backups.newest === undefined
+      ? undefined
+      : fs.statSync(path.join(config.backupDir, backups.newest.name), { throwIfNoEntry: false });
+    if (backups.newest !== undefined && newest?.isFile()) {
+      Object.assign(backups.newest, { bytes: newest.size, created: new Date(newest.mtimeMs).toISOString() });
+    }
     return backups;
   };
 
   const render = async (): Promise<string> => {
     const out: string[] = [];
-    const family = (name: string, type: 'gauge' | 'counter', help: string, samples: Array<[Record<string, string>, number]>): void => {
+    const family = (
+      name: string,
+      type: 'gauge' | 'counter',
+      help: string,
+      samples: Array<[Record<string, string>, number]>,
+    ): void => {
       if (samples.length === 0) return;
       out.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`);
       for (const [labels, value] of samples) out.push(`${name}${formatLabels(labels)} ${value}`);
@@ -3465,48 +3794,72 @@ function createMetrics(config: Readonly<Config>, clock: Clock, game: GameFinder,
     const version = readGameVersion(config);
     const archives = backupSummary();
 
-    family('minecraft_up', 'gauge', 'Whether the game server\'s Java process runs (1) or not (0).', [[{}, running === undefined ? 0 : 1]]);
+    family('minecraft_up', 'gauge', 'Whether the game server\'s Java process runs (1) or not (0).',
+      [[{}, running === undefined ? 0 : 1]]);
     if (running !== undefined && stat !== undefined) {
-      family('minecraft_process_start_time_seconds', 'gauge', 'When the game server\'s Java process started, in seconds since the Unix epoch.',
+      family('minecraft_process_start_time_seconds', 'gauge',
+        'When the game server\'s Java process started, in seconds since the Unix epoch.',
         [[{}, clock.startTimeSeconds(running.startTicks)]]);
-      family('minecraft_process_resident_memory_bytes', 'gauge', 'Resident memory of the game server\'s Java process in bytes.', [[{}, running.residentBytes]]);
-      family('minecraft_process_cpu_seconds_total', 'counter', 'CPU time of the game server\'s Java process (user and system) in seconds.',
+      family('minecraft_process_resident_memory_bytes', 'gauge',
+        'Resident memory of the game server\'s Java process in bytes.', [[{}, running.residentBytes]]);
+      family('minecraft_process_cpu_seconds_total', 'counter',
+        'CPU time of the game server\'s Java process (user and system) in seconds.',
         [[{}, (stat.utimeTicks + stat.stimeTicks) / CLOCK_TICKS_PER_SECOND]]);
     }
-    family('minecraft_players_online', 'gauge', 'Players online, from the join and leave lines of latest.log.', [[{}, players.length]]);
-    if (Number.isInteger(maxPlayers)) family('minecraft_players_max', 'gauge', 'max-players of server.properties.', [[{}, maxPlayers]]);
-    family('minecraft_player_online', 'gauge', 'One sample of 1 for each player online.', players.map((player): [Record<string, string>, number] => [{ player }, 1]));
-    if (whitelist !== undefined) family('minecraft_whitelist_players', 'gauge', 'Entries of whitelist.json.', [[{}, whitelist.length]]);
-    if (version !== undefined) family('minecraft_version_info', 'gauge', 'The game server version of version_history.json.', [[{ version }, 1]]);
+    family('minecraft_players_online', 'gauge', 'Players online, from the join and leave lines of latest.log.',
+      [[{}, players.length]]);
+    if (Number.isInteger(maxPlayers)) {
+      family('minecraft_players_max', 'gauge', 'max-players of server.properties.', [[{}, maxPlayers]]);
+    }
+    family('minecraft_player_online', 'gauge', 'One sample of 1 for each player online.',
+      players.map((player): [Record<string, string>, number] => [{ player }, 1]));
+    if (whitelist !== undefined) {
+      family('minecraft_whitelist_players', 'gauge', 'Entries of whitelist.json.', [[{}, whitelist.length]]);
+    }
+    if (version !== undefined) {
+      family('minecraft_version_info', 'gauge', 'The game server version of version_history.json.', [[{ version }, 1]]);
+    }
     if (archives !== undefined) {
       family('minecraft_backups', 'gauge', '.tar.gz archives in the backup folder.', [[{}, archives.count]]);
       if (archives.newest !== undefined) {
-        family('minecraft_backup_last_timestamp_seconds', 'gauge', 'Modification time of the newest archive, in seconds since the Unix epoch.',
+        family('minecraft_backup_last_timestamp_seconds', 'gauge',
+          'Modification time of the newest archive, in seconds since the Unix epoch.',
           [[{}, Date.parse(archives.newest.created) / 1000]]);
-        family('minecraft_backup_last_size_bytes', 'gauge', 'Size of the newest archive in bytes.', [[{}, archives.newest.bytes]]);
+        family('minecraft_backup_last_size_bytes', 'gauge', 'Size of the newest archive in bytes.',
+          [[{}, archives.newest.bytes]]);
       }
     }
-    family('gameserver_api_build_info', 'gauge', 'The gameserver-api version, as a label.', [[{ version: VERSION }, 1]]);
-    family('gameserver_api_http_requests_total', 'counter', 'HTTP responses by route (the table\'s path, or other), method and status.',
+    family('gameserver_api_build_info', 'gauge', 'The gameserver-api version, as a label.',
+      [[{ version: VERSION }, 1]]);
+    family('gameserver_api_http_requests_total', 'counter',
+      'HTTP responses by route (the table\'s path, or other), method and status.',
       [...requests].sort().map(([key, value]): [Record<string, string>, number] => {
         const [route, method, code] = key.split(' ');
         return [{ route, method, code }, value];
       }));
-    family('gameserver_api_event_streams', 'gauge', 'Event streams open (GET /api/events), of 64 at most.', [[{}, events.streamsOpen()]]);
+    family('gameserver_api_event_streams', 'gauge', 'Event streams open (GET /api/events), of 64 at most.',
+      [[{}, events.streamsOpen()]]);
     const cpu = process.cpuUsage();
-    family('process_cpu_seconds_total', 'counter', 'Total user and system CPU time spent in seconds.', [[{}, (cpu.user + cpu.system) / 1e6]]);
-    family('process_resident_memory_bytes', 'gauge', 'Resident memory size in bytes.', [[{}, process.memoryUsage.rss()]]);
-    family('process_start_time_seconds', 'gauge', 'Start time of the process since unix epoch in seconds.', [[{}, daemonStartSeconds]]);
-    family('process_open_fds', 'gauge', 'Number of open file descriptors.', [[{}, fs.readdirSync('/proc/self/fd').length]]);
+    family('process_cpu_seconds_total', 'counter', 'Total user and system CPU time spent in seconds.',
+      [[{}, (cpu.user + cpu.system) / 1e6]]);
+    family('process_resident_memory_bytes', 'gauge', 'Resident memory size in bytes.',
+      [[{}, process.memoryUsage.rss()]]);
+    family('process_start_time_seconds', 'gauge', 'Start time of the process since unix epoch in seconds.',
+      [[{}, daemonStartSeconds]]);
+    family('process_open_fds', 'gauge', 'Number of open file descriptors.',
+      [[{}, fs.readdirSync('/proc/self/fd').length]]);
     const maxFds = Number(readProcText('/proc/self/limits', 4096).match(/^Max open files\s+(\d+)/m)?.[1]);
-    if (Number.isInteger(maxFds)) family('process_max_fds', 'gauge', 'Maximum number of open file descriptors.', [[{}, maxFds]]);
+    if (Number.isInteger(maxFds)) {
+      family('process_max_fds', 'gauge', 'Maximum number of open file descriptors.', [[{}, maxFds]]);
+    }
     return `${out.join('\n')}\n`;
   };
 
   return {
     scrape: () => shared('metrics', async () => ({ status: 200, body: await render(), type: METRICS_TYPE })),
     count(route, method, status) {
-      const key = `${route ?? 'other'} ${method !== undefined && KNOWN_METHODS.has(method) ? method : 'other'} ${status}`;
+      const key =
+        `${route ?? 'other'} ${method !== undefined && KNOWN_METHODS.has(method) ? method : 'other'} ${status}`;
       requests.set(key, (requests.get(key) ?? 0) + 1);
     },
   };
@@ -3514,10 +3867,16 @@ function createMetrics(config: Readonly<Config>, clock: Clock, game: GameFinder,
 
 const METRICS_ROUTE: RouteAbout = {
   summary: 'Prometheus metrics',
-  description: 'The game (up, process, players, whitelist, version, backups) and the daemon (build, requests, event streams, process) '
-    + 'in the Prometheus text format. At most 100 ms old.',
+  description: 'The game (up, process, players, whitelist, version, backups) '
+    + 'and the daemon (build, requests, event streams, process) in the Prometheus text format. At most 100 ms old.',
   answers: {
-    200: success('The metrics.', { type: 'string' }, '# HELP minecraft_up Whether the game server\'s Java process runs (1) or not (0).\n# TYPE minecraft_up gauge\nminecraft_up 1\n', METRICS_TYPE),
+    200: success(
+      'The metrics.',
+      { type: 'string' },
+      '# HELP minecraft_up Whether the game server\'s Java process runs (1) or not (0).\n'
+        + '# TYPE minecraft_up gauge\nminecraft_up 1\n',
+      METRICS_TYPE,
+    ),
     503: BUSY_ANSWER,
   },
 };
@@ -3536,45 +3895,64 @@ const SCHEMAS: Record<string, Schema> = {
   },
   CommandSent: {
     type: 'object', required: ['ok', 'message'], additionalProperties: false,
-    properties: { ok: { const: true }, message: { type: 'string' }, output: { type: 'array', maxItems: OUTPUT_MAX_LINES, items: { type: 'string' } } },
+    properties: {
+      ok: { const: true }, message: { type: 'string' },
+      output: { type: 'array', maxItems: OUTPUT_MAX_LINES, items: { type: 'string' } },
+    },
   },
   Index: {
     type: 'object', required: ['ok', 'service', 'version', 'endpoints'], additionalProperties: false,
     properties: {
-      ok: { const: true }, service: { const: SERVICE_NAME }, version: { type: 'string', pattern: '^\\d+\\.\\d+\\.\\d+$' },
+      ok: { const: true }, service: { const: SERVICE_NAME },
+      version: { type: 'string', pattern: '^\\d+\\.\\d+\\.\\d+$' },
       endpoints: {
         type: 'array',
         items: {
           type: 'object', required: ['method', 'route', 'auth_required'], additionalProperties: false,
-          properties: { method: { enum: ['GET', 'POST'] }, route: { type: 'string' }, auth_required: { type: 'boolean' } },
+          properties: {
+            method: { enum: ['GET', 'POST'] }, route: { type: 'string' }, auth_required: { type: 'boolean' },
+          },
         },
       },
     },
   },
   Status: {
     oneOf: [
-      { type: 'object', required: ['ok', 'online'], additionalProperties: false, properties: { ok: { const: true }, online: { const: false } } },
+      {
+        type: 'object', required: ['ok', 'online'], additionalProperties: false,
+        properties: { ok: { const: true }, online: { const: false } },
+      },
       {
         type: 'object', required: ['ok', 'online', 'pid', 'uptime', 'memory'], additionalProperties: false,
         properties: {
           ok: { const: true }, online: { const: true }, pid: { type: 'integer', minimum: 1 },
-          uptime: { type: 'string', pattern: '^\\d+:[0-5]\\d:[0-5]\\d$' }, memory: { type: 'string', pattern: '^\\d{1,2}\\.\\d%$' }, version: { type: 'string' },
+          uptime: { type: 'string', pattern: '^\\d+:[0-5]\\d:[0-5]\\d$' },
+          memory: { type: 'string', pattern: '^\\d{1,2}\\.\\d%$' }, version: { type: 'string' },
         },
       },
     ],
   },
   Players: {
     oneOf: [
-      { type: 'object', required: ['ok', 'online', 'players'], additionalProperties: false, properties: { ok: { const: true }, online: { const: false }, players: { type: 'array', maxItems: 0 } } },
+      {
+        type: 'object', required: ['ok', 'online', 'players'], additionalProperties: false,
+        properties: { ok: { const: true }, online: { const: false }, players: { type: 'array', maxItems: 0 } },
+      },
       {
         type: 'object', required: ['ok', 'online', 'count', 'players'], additionalProperties: false,
-        properties: { ok: { const: true }, online: { const: true }, count: { type: 'integer', minimum: 0 }, players: { type: 'array', items: { type: 'string' } } },
+        properties: {
+          ok: { const: true }, online: { const: true }, count: { type: 'integer', minimum: 0 },
+          players: { type: 'array', items: { type: 'string' } },
+        },
       },
     ],
   },
   Whitelist: {
     type: 'object', required: ['ok', 'count', 'whitelist'], additionalProperties: false,
-    properties: { ok: { const: true }, count: { type: 'integer', minimum: 0 }, whitelist: { type: 'array', items: { type: 'object' } } },
+    properties: {
+      ok: { const: true }, count: { type: 'integer', minimum: 0 },
+      whitelist: { type: 'array', items: { type: 'object' } },
+    },
   },
   LogTail: {
     type: 'object', required: ['ok', 'file', 'lines'], additionalProperties: false,
@@ -3586,13 +3964,17 @@ const SCHEMAS: Record<string, Schema> = {
   Backup: {
     type: 'object', required: ['name', 'type', 'size', 'bytes', 'created'], additionalProperties: false,
     properties: {
-      name: { type: 'string', pattern: '\\.tar\\.gz$' }, type: { enum: ['snapshot', 'full_backup', 'restore_undo', 'archive'] },
-      size: { type: 'string', pattern: '^\\d+\\.\\d\\d (B|KB|MB|GB|TB)$' }, bytes: { type: 'integer', minimum: 0 }, created: { type: 'string', format: 'date-time' },
+      name: { type: 'string', pattern: '\\.tar\\.gz$' },
+      type: { enum: ['snapshot', 'full_backup', 'restore_undo', 'archive'] },
+      size: { type: 'string', pattern: '^\\d+\\.\\d\\d (B|KB|MB|GB|TB)$' }, bytes: { type: 'integer', minimum: 0 },
+      created: { type: 'string', format: 'date-time' },
     },
   },
   Backups: {
     type: 'object', required: ['ok', 'count', 'backups'], additionalProperties: false,
-    properties: { ok: { const: true }, count: { type: 'integer', minimum: 0 }, backups: { type: 'array', items: 'Backup' } },
+    properties: {
+      ok: { const: true }, count: { type: 'integer', minimum: 0 }, backups: { type: 'array', items: 'Backup' },
+    },
   },
   Properties: {
     type: 'object', required: ['ok', 'properties'], additionalProperties: false,
@@ -3606,14 +3988,21 @@ const SCHEMAS: Record<string, Schema> = {
 
 /** The OpenAPI 3.1 document of the route table (docs/api.md#get-apiopenapijson). */
 export function openApiDocument(routes: readonly Route[] = routeTable()): object {
-  const schemaOf = (schema: Schema): object => (typeof schema === 'string' ? { $ref: `#/components/schemas/${schema}` } : refsIn(schema));
+  const schemaOf = (schema: Schema): object =>
+    (typeof schema === 'string' ? { $ref: `#/components/schemas/${schema}` } : refsIn(schema));
   // a schema names another by a bare string wherever a schema may stand (`items: 'Backup'`)
-  const refsIn = (schema: { [keyword: string]: unknown }): object => Object.fromEntries(Object.entries(schema).map(([keyword, value]) => {
-    if (keyword === 'items' || keyword === 'additionalProperties') return [keyword, typeof value === 'object' || typeof value === 'string' ? schemaOf(value as Schema) : value];
-    if (keyword === 'properties') return [keyword, Object.fromEntries(Object.entries(value as Record<string, Schema>).map(([name, sub]) => [name, schemaOf(sub)]))];
-    if (keyword === 'oneOf') return [keyword, (value as Schema[]).map(schemaOf)];
-    return [keyword, value];
-  }));
+  const refsIn = (schema: { [keyword: string]: unknown }): object =>
+    Object.fromEntries(Object.entries(schema).map(([keyword, value]) => {
+      if (keyword === 'items' || keyword === 'additionalProperties') {
+        return [keyword, typeof value === 'object' || typeof value === 'string' ? schemaOf(value as Schema) : value];
+      }
+      if (keyword === 'properties') {
+        return [keyword, Object.fromEntries(Object.entries(value as Record<string, Schema>)
+          .map(([name, sub]) => [name, schemaOf(sub)]))];
+      }
+      if (keyword === 'oneOf') return [keyword, (value as Schema[]).map(schemaOf)];
+      return [keyword, value];
+    }));
   const paths: Record<string, Record<string, object>> = {};
   for (const { method, path: route, auth, about } of routes) {
     const operation: Record<string, unknown> = {
@@ -3622,20 +4011,34 @@ export function openApiDocument(routes: readonly Route[] = routeTable()): object
       responses: Object.fromEntries(Object.entries(about.answers).map(([status, answer]) => [status, {
         description: answer.description,
         // the bare media type, as client generators look it up; the daemon adds `charset=utf-8`
-        content: { [(answer.type ?? JSON_TYPE).split(';')[0]]: { schema: schemaOf(answer.schema), example: answer.example } },
+        content: {
+          [(answer.type ?? JSON_TYPE).split(';')[0]]: { schema: schemaOf(answer.schema), example: answer.example },
+        },
       }])),
     };
-    if (about.parameters !== undefined) operation.parameters = about.parameters.map((p) => ({ name: p.name, in: p.in, description: p.description, schema: schemaOf(p.schema) }));
-    if (about.body !== undefined) operation.requestBody = { required: true, content: { 'application/json': { schema: schemaOf(about.body) } } };
+    if (about.parameters !== undefined) {
+      operation.parameters = about.parameters.map((p) => ({
+        name: p.name, in: p.in, description: p.description, schema: schemaOf(p.schema),
+      }));
+    }
+    if (about.body !== undefined) {
+      operation.requestBody = { required: true, content: { 'application/json': { schema: schemaOf(about.body) } } };
+    }
     if (auth) operation.security = [{ apiKey: [] }];
     (paths[route] ??= {})[method.toLowerCase()] = operation;
   }
   return {
     openapi: '3.1.0',
-    info: { title: SERVICE_NAME, version: VERSION, description: 'An HTTP/JSON API for one Minecraft (Java Edition) server host. GET routes are public; POST routes need X-API-Key.' },
+    info: {
+      title: SERVICE_NAME,
+      version: VERSION,
+      description: 'An HTTP/JSON API for one Minecraft (Java Edition) server host. GET routes are public; '
+        + 'POST routes need X-API-Key.',
+    },
     paths,
     components: {
-      schemas: Object.fromEntries(Object.entries(SCHEMAS).map(([name, schema]) => [name, schemaOf(typeof schema === 'string' ? { $ref: schema } : schema)])),
+      schemas: Object.fromEntries(Object.entries(SCHEMAS).map(([name, schema]) =>
+        [name, schemaOf(typeof schema === 'string' ? { $ref: schema } : schema)])),
       securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key' } },
     },
   };
@@ -3648,7 +4051,10 @@ interface ApiDescription {
   document(): Reply;
 }
 
-/** The index and the document never change: serialised to bytes once (docs/performance.md: GET /api, GET /api/openapi.json). */
+/**
+ * The index and the document never change: serialised to bytes once
+ * (docs/performance.md: GET /api, GET /api/openapi.json).
+ */
 function createApiDescription(routes: readonly Route[]): ApiDescription {
   const index = asBytes(jsonReply({
     ok: true,
@@ -3664,7 +4070,10 @@ const INDEX_ROUTE: RouteAbout = {
   summary: 'The index of routes',
   description: 'Every route of the table with whether it needs the key; GET /api/openapi.json describes them in full.',
   answers: {
-    200: success('The index.', 'Index', { ok: true, service: SERVICE_NAME, version: VERSION, endpoints: [{ method: 'GET', route: '/api/status', auth_required: false }] }),
+    200: success('The index.', 'Index', {
+      ok: true, service: SERVICE_NAME, version: VERSION,
+      endpoints: [{ method: 'GET', route: '/api/status', auth_required: false }],
+    }),
     503: BUSY_ANSWER,
   },
 };
@@ -3673,7 +4082,9 @@ const OPENAPI_ROUTE: RouteAbout = {
   summary: 'This API as an OpenAPI 3.1 document',
   description: 'Generated from the route table that serves the requests.',
   answers: {
-    200: success('The document.', { type: 'object', required: ['openapi', 'info', 'paths'] }, { openapi: '3.1.0', info: { title: SERVICE_NAME, version: VERSION }, paths: {} }),
+    200: success('The document.', { type: 'object', required: ['openapi', 'info', 'paths'] }, {
+      openapi: '3.1.0', info: { title: SERVICE_NAME, version: VERSION }, paths: {},
+    }),
     503: BUSY_ANSWER,
   },
 };
@@ -3741,12 +4152,16 @@ function sentKey(req: IncomingMessage): string | undefined {
   const raw = req.rawHeaders;
   let key: string | undefined;
   for (let i = 0; i < raw.length; i += 2) {
-    if (raw[i].length === 9 && raw[i].toLowerCase() === 'x-api-key') key = key === undefined ? raw[i + 1] : `${key}, ${raw[i + 1]}`;
+    if (raw[i].length === 9 && raw[i].toLowerCase() === 'x-api-key') {
+      key = key === undefined ? raw[i + 1] : `${key}, ${raw[i + 1]}`;
+    }
   }
   return key;
 }
 
-/** The password of `Authorization: Basic`, which is how a URL's `user:key@` reaches us; undefined when none or empty. */
+/**
+ * The password of `Authorization: Basic`, which is how a URL's `user:key@` reaches us; undefined when none or empty.
+ */
 function basicAuthPassword(req: IncomingMessage): string | undefined {
   const header = req.headers.authorization;
   const credentials = header === undefined ? undefined : /^Basic +([A-Za-z0-9+/=]{1,1024})\s*$/i.exec(header)?.[1];
@@ -3782,14 +4197,24 @@ function preflight(allow: string): Reply {
   return {
     status: 204,
     body: '',
-    headers: { 'Access-Control-Allow-Methods': allow, 'Access-Control-Allow-Headers': 'Content-Type, X-API-Key', 'Access-Control-Max-Age': '600' },
+    headers: {
+      'Access-Control-Allow-Methods': allow,
+      'Access-Control-Allow-Headers': 'Content-Type, X-API-Key',
+      'Access-Control-Max-Age': '600',
+    },
   };
 }
 
 /** The bytes of a complete response for a socket Node's HTTP layer no longer answers on (parser errors, CONNECT). */
 function rawErrorResponse(status: number, message: string, extra: readonly string[] = []): string {
   const body = JSON.stringify({ ok: false, error: message });
-  const headers = [...COMMON_HEADERS, 'Content-Type', JSON_TYPE, 'Content-Length', String(Buffer.byteLength(body)), ...extra, 'Connection', 'close'];
+  const headers = [
+    ...COMMON_HEADERS,
+    'Content-Type', JSON_TYPE,
+    'Content-Length', String(Buffer.byteLength(body)),
+    ...extra,
+    'Connection', 'close',
+  ];
   let head = '';
   for (let i = 0; i < headers.length; i += 2) head += `${headers[i]}: ${headers[i + 1]}\r\n`;
   return `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n${head}\r\n${body}`;
@@ -3830,7 +4255,12 @@ function resumeReading(socket: HttpSocket): void {
  * The node:http server of a daemon: dispatch from the route table, one place that writes every response, and the
  * bounds that keep slow or hostile clients from holding the daemon's memory (docs/api.md#limits-and-protection).
  */
-function createHttpServer(config: Readonly<Config>, routes: readonly Route[], features: Features, replies: ReplyBudget): Server {
+function createHttpServer(
+  config: Readonly<Config>,
+  routes: readonly Route[],
+  features: Features,
+  replies: ReplyBudget,
+): Server {
   // path → method → route. A duplicate is a programming error: fail at once, like Go's ServeMux.
   const table = new Map<string, Map<string, Route>>();
   for (const route of routes) {
@@ -3844,7 +4274,12 @@ function createHttpServer(config: Readonly<Config>, routes: readonly Route[], fe
   const { metrics } = features;
 
   /** Finds the route for a request and runs it; every failure is thrown as an HttpError. */
-  const dispatch = (req: IncomingMessage, res: ServerResponse, { path: known, search, route }: Match, expectsContinue: boolean): Reply | Promise<Reply> => {
+  const dispatch = (
+    req: IncomingMessage,
+    res: ServerResponse,
+    { path: known, search, route }: Match,
+    expectsContinue: boolean,
+  ): Reply | Promise<Reply> => {
     // Node 20 answers a missing Host on its own with a bare 400 (requireHostHeader is off); Node 18 not at all
     if (req.httpVersion === '1.1' && !hasHostHeader(req)) throw new HttpError(400, 'Bad request');
     if (known === undefined) throw new HttpError(404, NOT_FOUND);
@@ -3855,7 +4290,9 @@ function createHttpServer(config: Readonly<Config>, routes: readonly Route[], fe
     const reveal = key !== undefined && keyMatches(key, config.apiKey);
     if (route.auth) {
       // docs/api.md#write-routes: the check order is 503, then 401, then the body
-      if (config.apiKey === undefined) throw new HttpError(503, WRITES_DISABLED, expectsContinue ? { Connection: 'close' } : {});
+      if (config.apiKey === undefined) {
+        throw new HttpError(503, WRITES_DISABLED, expectsContinue ? { Connection: 'close' } : {});
+      }
       if (!reveal) throw new HttpError(401, UNAUTHORIZED, expectsContinue ? { Connection: 'close' } : {});
     }
     if (replies.isSpent()) throw busy();
@@ -3869,10 +4306,18 @@ function createHttpServer(config: Readonly<Config>, routes: readonly Route[], fe
   };
 
   /** The one place a response is written: every reply carries the same headers. `client` is set for writes. */
-  const send = (req: IncomingMessage, res: ServerResponse, match: Match, reply: Reply, client: string | undefined): void => {
+  const send = (
+    req: IncomingMessage,
+    res: ServerResponse,
+    match: Match,
+    reply: Reply,
+    client: string | undefined,
+  ): void => {
     const length = typeof reply.body === 'string' ? Buffer.byteLength(reply.body) : reply.body.length;
     // a large reply made while others filled the budget is not written after them
-    if (length > SMALL_REPLY_BYTES && replies.isSpent()) return send(req, res, match, errorReply(503, BUSY, { 'Retry-After': '1' }), client);
+    if (length > SMALL_REPLY_BYTES && replies.isSpent()) {
+      return send(req, res, match, errorReply(503, BUSY, { 'Retry-After': '1' }), client);
+    }
     const { status, body, headers } = reply;
     const { route } = match;
     metrics.count(match.path, req.method, status);
@@ -3885,7 +4330,10 @@ function createHttpServer(config: Readonly<Config>, routes: readonly Route[], fe
     res.writeHead(status, list);
     res.end(status === 204 ? undefined : body);
     // one line per write: time, client, route, outcome; never the key
-    if (client !== undefined) log(`${client} ${route?.method === 'POST' ? `POST ${route.path}` : 'POST (unknown route)'} ${status} ${JSON.stringify(reply.outcome ?? '')}`);
+    if (client !== undefined) {
+      log(`${client} ${route?.method === 'POST' ? `POST ${route.path}` : 'POST (unknown route)'} ${status} `
+        + `${JSON.stringify(reply.outcome ?? '')}`);
+    }
     // a reply the kernel did not take at once waits in our memory for a reader that may never read: counted
     // against the bound, and given a deadline
     const pending = res.socket?.writableLength ?? 0;
@@ -3900,7 +4348,12 @@ function createHttpServer(config: Readonly<Config>, routes: readonly Route[], fe
   };
 
   /** An event stream: the common headers and the stream's own, no length; the stream writes from then on. */
-  const openStream = (req: IncomingMessage, res: ServerResponse, stream: (sink: StreamSink) => void, headers: Record<string, string> = {}): void => {
+  const openStream = (
+    req: IncomingMessage,
+    res: ServerResponse,
+    stream: (sink: StreamSink) => void,
+    headers: Record<string, string> = {},
+  ): void => {
     const list = [...COMMON_HEADERS];
     for (const name in headers) list.push(name, headers[name]);
     res.writeHead(200, list);
@@ -3924,9 +4377,18 @@ function createHttpServer(config: Readonly<Config>, routes: readonly Route[], fe
     });
   };
 
-  const fail = (req: IncomingMessage, res: ServerResponse, match: Match, err: unknown, client: string | undefined): void => {
-    if (err instanceof HttpError) return send(req, res, match, errorReply(err.status, err.message, err.headers), client);
-    log(`internal error on ${req.method} ${(req.url ?? '').slice(0, 200)}: ${err instanceof Error ? err.stack : String(err)}`);
+  const fail = (
+    req: IncomingMessage,
+    res: ServerResponse,
+    match: Match,
+    err: unknown,
+    client: string | undefined,
+  ): void => {
+    if (err instanceof HttpError) {
+      return send(req, res, match, errorReply(err.status, err.message, err.headers), client);
+    }
+    log(`internal error on ${req.method} ${(req.url ?? '').slice(0, 200)}: `
+      + `${err instanceof Error ? err.stack : String(err)}`);
     if (res.headersSent) return void res.destroy(); // a status line cannot be written any more
     send(req, res, match, errorReply(500, INTERNAL_ERROR), client);
   };
@@ -3936,7 +4398,11 @@ function createHttpServer(config: Readonly<Config>, routes: readonly Route[], fe
     const [pathname, search] = splitTarget(req.url ?? '/');
     const byMethod = table.get(pathname);
     // node:http drops the body of a HEAD response itself and keeps GET's headers
-    return { path: byMethod === undefined ? undefined : pathname, search, route: byMethod?.get(req.method === 'HEAD' ? 'GET' : req.method ?? '') };
+    return {
+      path: byMethod === undefined ? undefined : pathname,
+      search,
+      route: byMethod?.get(req.method === 'HEAD' ? 'GET' : req.method ?? ''),
+    };
   };
 
   const handle = (req: IncomingMessage, res: ServerResponse, expectsContinue = false): void => {
@@ -3950,8 +4416,12 @@ function createHttpServer(config: Readonly<Config>, routes: readonly Route[], fe
       return fail(req, res, match, err, client);
     }
     // some routes answer at once: no promise, no extra turn of the event loop
-    if (result instanceof Promise) result.then((reply) => send(req, res, match, reply, client), (err: unknown) => fail(req, res, match, err, client));
-    else send(req, res, match, result, client);
+    if (result instanceof Promise) {
+      result.then(
+        (reply) => send(req, res, match, reply, client),
+        (err: unknown) => fail(req, res, match, err, client),
+      );
+    } else send(req, res, match, result, client);
   };
 
   /**
@@ -3964,7 +4434,9 @@ function createHttpServer(config: Readonly<Config>, routes: readonly Route[], fe
   const take = (req: IncomingMessage, res: ServerResponse, expectsContinue = false): void => {
     const socket = req.socket as HttpSocket;
     let connection = connections.get(socket);
-    if (connection === undefined) connections.set(socket, (connection = { busy: false, streaming: false, waiting: [] }));
+    if (connection === undefined) {
+      connections.set(socket, (connection = { busy: false, streaming: false, waiting: [] }));
+    }
     if (connection.busy || connection.streaming) {
       if (connection.waiting.length >= PIPELINED_MAX) return void socket.destroy();
       // a request sent after an event stream holds a place here, never a turn; the stream's connection is read on,
@@ -3976,7 +4448,13 @@ function createHttpServer(config: Readonly<Config>, routes: readonly Route[], fe
     begin(socket, connection, req, res, expectsContinue);
   };
 
-  const begin = (socket: HttpSocket, connection: Connection, req: IncomingMessage, res: ServerResponse, expectsContinue: boolean): void => {
+  const begin = (
+    socket: HttpSocket,
+    connection: Connection,
+    req: IncomingMessage,
+    res: ServerResponse,
+    expectsContinue: boolean,
+  ): void => {
     connection.busy = true;
     res.once('close', () => {
       connection.busy = false;
@@ -3998,7 +4476,8 @@ function createHttpServer(config: Readonly<Config>, routes: readonly Route[], fe
   server.maxConnections = MAX_CONNECTIONS;
   server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => take(req, res, true));
   server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) =>
-    fail(req, res, matchOf(req), new HttpError(417, 'Expectation failed', { Connection: 'close' }), req.method === 'POST' ? req.socket.remoteAddress ?? '-' : undefined));
+    fail(req, res, matchOf(req), new HttpError(417, 'Expectation failed', { Connection: 'close' }),
+      req.method === 'POST' ? req.socket.remoteAddress ?? '-' : undefined));
   // CONNECT targets a proxy, which this is not; without a listener Node would close the socket unanswered
   server.on('connect', (req: IncomingMessage, socket: Socket) => {
     metrics.count(undefined, req.method, 405);
@@ -4010,8 +4489,14 @@ function createHttpServer(config: Readonly<Config>, routes: readonly Route[], fe
     // a reply already being written on this connection must not be cut into (Node's own rule), and one still being
     // made for an earlier request must not be overtaken: close instead. The request the error is about may be the
     // one still arriving (a body that never completes): that one gets its answer.
-    const pending = (socket as unknown as { _httpMessage?: ServerResponse & { req?: IncomingMessage } | null })._httpMessage;
-    if (err.code === 'ECONNRESET' || !socket.writable || pending?.headersSent === true || pending?.req?.complete === true) return void socket.destroy();
+    const pending = (socket as unknown as {
+      _httpMessage?: ServerResponse & { req?: IncomingMessage } | null;
+    })._httpMessage;
+    if (
+      err.code === 'ECONNRESET' || !socket.writable || pending?.headersSent === true || pending?.req?.complete === true
+    ) {
+      return void socket.destroy();
+    }
     const [status, message] = CLIENT_ERRORS[err.code ?? ''] ?? [400, 'Bad request'];
     metrics.count(undefined, undefined, status);
     socket.end(rawErrorResponse(status, message));
