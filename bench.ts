@@ -3,13 +3,14 @@
 // keep-alive connections, bare and daemon alternated route by route for several rounds, so that drift (CPU
 // frequency, other load) hits both, on a host's 100 MiB latest.log that the game writes to as a busy server does. Then
 // a 2000-line tail and presence on a 1 GiB log, live events, and memory.
-// `npm run bench -- --profile` profiles the daemon under that load instead (docs/performance.md).
+// `npm run bench -- --profile` profiles the daemon under that load instead, `npm run bench -- --bridge` measures the
+// chat bridge alone (docs/performance.md).
 // It reports held or missed for each target and never fails on a missed one. Exit: 0 done, 1 error, 130 interrupted.
 
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
-import { Agent, get, request } from 'node:http';
+import { Agent, createServer, get, request } from 'node:http';
 import { createServer as createNetServer } from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -45,6 +46,12 @@ const IDLE_STREAMS = 64;
 const IDLE_STREAMS_SECONDS = 60;
 const IDLE_STREAM_SPACING_MS = 100;
 const IDLE_CPU_NOISE_MS = 60; // 0.1 % of one core over the minute: below what top or systemd-cgtop shows
+const BRIDGE_PLAYERS = 50;
+const BRIDGE_LATENCY_SAMPLES = 100;
+const BRIDGE_LATENCY_SPACING_MS = 50;
+const BRIDGE_SECONDS = 60;
+const BRIDGE_LINE_MS = 50; // 50 players chatting: a line every 50 ms
+const SAY_SAMPLES = 100;
 const READY_TIMEOUT_MS = 20_000;
 const REQUEST_TIMEOUT_MS = 60_000; // the first presence scan of a 1 GiB log may take seconds; it is reported
 const STOP_GRACE_MS = 7_000;
@@ -508,10 +515,10 @@ async function bench(): Promise<void> {
   log(`\nload average at the end ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}; bench took ${fmt((performance.now() - startedMs) / 1000, 0)} s`);
 }
 
-/** Event latency, command output beyond its window, and the cost of idle streams (docs/performance.md#live-events). */
-async function benchEvents(host: Host, port: number, key: string, logPath: string) {
-  const latencies: number[] = [];
-  const written = new Map<string, number>();
+interface StreamedEvent { type: string; player?: string; text?: string }
+
+/** Opens GET /api/events and hands each event to `onEvent` as it is read. */
+function readEvents(port: number, onEvent: (event: StreamedEvent) => void): ReturnType<typeof get> {
   const stream = get({ host: '127.0.0.1', port, path: '/api/events', headers: { Accept: 'text/event-stream' } });
   let buffer = '';
   stream.on('response', (res) => res.setEncoding('utf8').on('data', (chunk: string) => {
@@ -519,12 +526,20 @@ async function benchEvents(host: Host, port: number, key: string, logPath: strin
     for (let end = buffer.indexOf('\n\n'); end !== -1; end = buffer.indexOf('\n\n')) {
       const data = /^data: (.*)$/m.exec(buffer.slice(0, end))?.[1];
       buffer = buffer.slice(end + 2);
-      const event = data === undefined ? undefined : (JSON.parse(data) as { type: string; player?: string });
-      const at = event?.type === 'player.joined' ? written.get(event.player!) : undefined;
-      if (at !== undefined) latencies.push(performance.now() - at);
+      if (data !== undefined) onEvent(JSON.parse(data) as StreamedEvent);
     }
   }));
-  stream.on('error', () => undefined);
+  return stream.on('error', () => undefined);
+}
+
+/** Event latency, command output beyond its window, and the cost of idle streams (docs/performance.md#live-events). */
+async function benchEvents(host: Host, port: number, key: string, logPath: string) {
+  const latencies: number[] = [];
+  const written = new Map<string, number>();
+  const stream = readEvents(port, (event) => {
+    const at = event.type === 'player.joined' ? written.get(event.player!) : undefined;
+    if (at !== undefined) latencies.push(performance.now() - at);
+  });
   await delay(1_500); // the watcher has taken the starting state
   for (let i = 0; i < EVENT_SAMPLES; i++) {
     const player = `Bench_${i}`;
@@ -581,6 +596,119 @@ async function benchEvents(host: Host, port: number, key: string, logPath: strin
 // ---- Profile mode: where the time goes ----
 
 interface ProfileNode { id: number; callFrame: { functionName: string; url: string; lineNumber: number }; hitCount?: number }
+
+interface BridgeFigures {
+  chatP50Ms: number;
+  chatP99Ms: number;
+  chatCpuMs: number; // the daemon's CPU time over the minute of chat
+  delivered: number; // chat events the webhook received during that minute
+  lines: number;
+  sayP50Ms: number;
+  sayP99Ms: number;
+  sayFailures: number;
+}
+
+/**
+ * The bridge (docs/performance.md#the-bridge): a daemon with one stream open and the webhook set, 50 players online.
+ * A chat line's way to the stream; a minute of a line every 50 ms, and the daemon's CPU time over it; POST /api/say.
+ */
+async function benchBridge(): Promise<BridgeFigures> {
+  const host = await createHost({ gameThreads: GAME_THREADS });
+  hosts.push(host);
+  await host.startGame();
+  const logPath = path.join(host.serverDir, 'logs', 'latest.log');
+  let delivered = 0;
+  const receiver = createServer((req, res) => {
+    req.resume().on('end', () => {
+      delivered++;
+      res.writeHead(204).end();
+    });
+  });
+  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+  const key = randomBytes(24).toString('base64url');
+  const port = await freePort();
+  const daemon = await startProcess('bridge daemon', [...unitNodeArgs(), 'dist/server.js'], host.daemonEnv({
+    HOST: '127.0.0.1', PORT: String(port), API_KEY: key,
+    EVENT_WEBHOOK_URL: `http://127.0.0.1:${(receiver.address() as { port: number }).port}/hook`,
+  }), port, 'gameserver-api ');
+  try {
+    const written = new Map<string, number>();
+    const latencies: number[] = [];
+    let joined = 0;
+    const stream = readEvents(port, (event) => {
+      if (event.type === 'player.joined') joined++;
+      const at = event.type === 'player.chat' ? written.get(event.text!) : undefined;
+      if (at !== undefined) latencies.push(performance.now() - at);
+    });
+    await delay(1_500); // the watcher has taken the starting state
+    const fd = fs.openSync(logPath, 'a');
+    const stamp = (): string => new Date().toTimeString().slice(0, 8);
+    const players = Array.from({ length: BRIDGE_PLAYERS }, (_, i) => `Chatter_${i}`);
+    fs.writeSync(fd, players.map((player) => `[${stamp()}] [Server thread/INFO]: ${player} joined the game\n`).join(''));
+    while (joined < BRIDGE_PLAYERS) await delay(50);
+    const chat = (n: number): string => {
+      const text = `${CHAT_TEXTS[n % CHAT_TEXTS.length]} #${n}`;
+      written.set(text, performance.now());
+      // log4j writes a line with one write
+      fs.writeSync(fd, `[${stamp()}] [Server thread/INFO]: <${players[n % players.length]}> ${text}\n`);
+      return text;
+    };
+    for (let i = 0; i < BRIDGE_LATENCY_SAMPLES; i++) {
+      chat(i);
+      await delay(BRIDGE_LATENCY_SPACING_MS);
+    }
+    await delay(1_000);
+    const deliveredBefore = delivered;
+    const cpuBeforeMs = readCpuMs(daemon.child.pid!);
+    const lines = (BRIDGE_SECONDS * 1000) / BRIDGE_LINE_MS;
+    const startMs = performance.now();
+    for (let i = 0; i < lines; i++) {
+      chat(BRIDGE_LATENCY_SAMPLES + i);
+      await delay(Math.max(0, startMs + (i + 1) * BRIDGE_LINE_MS - performance.now()));
+    }
+    const chatCpuMs = readCpuMs(daemon.child.pid!) - cpuBeforeMs;
+    await delay(1_000);
+    const deliveredInMinute = delivered - deliveredBefore;
+    stream.destroy();
+    fs.closeSync(fd);
+
+    const sayMs: number[] = [];
+    let sayFailures = 0;
+    for (let i = 0; i < SAY_SAMPLES; i++) {
+      const res = await timedPost(port, '/api/say', key, { text: `bench message ${i} "quoted" ☺`, from: 'Bench' });
+      if (res.status === 200) sayMs.push(res.ms);
+      else sayFailures++;
+    }
+    return {
+      chatP50Ms: median(latencies), chatP99Ms: percentile(latencies, 99), chatCpuMs, delivered: deliveredInMinute, lines,
+      sayP50Ms: median(sayMs), sayP99Ms: percentile(sayMs, 99), sayFailures,
+    };
+  } finally {
+    await stopProcess(daemon);
+    receiver.close();
+  }
+}
+
+function reportBridge(figures: BridgeFigures): Target[] {
+  log(`\n### The bridge: ${BRIDGE_PLAYERS} players online, one stream and the webhook`);
+  log(`chat line → stream: median ${fmt(figures.chatP50Ms, 1)} ms, p99 ${fmt(figures.chatP99Ms, 1)} ms (${BRIDGE_LATENCY_SAMPLES} lines ${BRIDGE_LATENCY_SPACING_MS} ms apart)`);
+  log(`a line every ${BRIDGE_LINE_MS} ms for ${BRIDGE_SECONDS} s: the daemon used ${figures.chatCpuMs} ms of CPU; the webhook received ${figures.delivered} of ${figures.lines}`);
+  log(`POST /api/say: median ${fmt(figures.sayP50Ms, 1)} ms, p99 ${fmt(figures.sayP99Ms, 1)} ms (${SAY_SAMPLES} in a row, ${figures.sayFailures} failed)`);
+  const share = figures.chatCpuMs / (BRIDGE_SECONDS * 10);
+  return [
+    { name: 'chat line → stream (p99)', goal: '< 100 ms', measured: `${fmt(figures.chatP99Ms, 1)} ms (median ${fmt(figures.chatP50Ms, 1)})`, held: figures.chatP99Ms < 100 },
+    { name: `${BRIDGE_PLAYERS} players chatting for a minute, stream and webhook`, goal: '< 2 % of a core', measured: `${fmt(share, 2)} % (${figures.chatCpuMs} ms; ${figures.delivered}/${figures.lines} delivered)`, held: share < 2 && figures.delivered === figures.lines },
+    { name: 'POST /api/say round trip (p99)', goal: '< 50 ms', measured: `${fmt(figures.sayP99Ms, 1)} ms (median ${fmt(figures.sayP50Ms, 1)})`, held: figures.sayP99Ms < 50 && figures.sayFailures === 0 },
+  ];
+}
+
+async function bridgeOnly(): Promise<void> {
+  log(`gameserver-api bench, the bridge: node ${process.version}, ${os.cpus().length} CPUs, load average ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+  const targets = reportBridge(await benchBridge());
+  log('\n| target | goal | measured | result |');
+  log('|---|---|---|---|');
+  for (const t of targets) log(`| ${t.name} | ${t.goal} | ${t.measured} | ${t.held ? 'held' : 'MISSED'} |`);
+}
 
 /** The top frames by self time of a V8 .cpuprofile; idle, program and GC are shares of their own. */
 function topFrames(file: string, count = 8): { frames: Array<[string, number]>; gc: number; busy: number } {
@@ -657,7 +785,7 @@ function cleanupSync(): void {
 process.once('SIGINT', () => void cleanup().finally(() => process.exit(130)));
 process.once('SIGTERM', () => void cleanup().finally(() => process.exit(130)));
 process.once('exit', cleanupSync);
-(process.argv.includes('--profile') ? profile() : bench())
+(process.argv.includes('--profile') ? profile() : process.argv.includes('--bridge') ? bridgeOnly() : bench())
   .then(() => 0, (err: unknown) => {
     process.stderr.write(`bench failed: ${err instanceof Error ? err.stack ?? err.message : String(err)}\n`);
     for (const proc of processes) if (proc.output.length > 0) process.stderr.write(`--- last output of ${proc.name} ---\n${proc.output.join('\n')}\n`);

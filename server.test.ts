@@ -1,4 +1,4 @@
-// Black-box tests of gameserver-api: `npm test` (node:test), 40-50 s on two cores (eight groups at once).
+// Black-box tests of gameserver-api: `npm test` (node:test), about 22 s on two cores after the build (every group at once).
 //
 // Every describe builds throwaway sandboxes with demo/host.ts: a temp folder holding a server directory, a real
 // tmux server on its own socket (never the user's) whose pane runs a script named `java` (cwd = the server
@@ -21,10 +21,11 @@ import * as path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { createHost, unitNodeArgs, type Host, type HostOptions } from './demo/host';
 import {
-  ConfigError, HttpError, backupType, describeEvent, formatLabels, formatMemory, formatSize, formatUptime, isConsoleReply, isInteractiveShell, isSettled,
+  ConfigError, HttpError, backupType, createLagSummary, describeEvent, formatLabels, formatMemory, formatSize, formatUptime, isConsoleReply, isInteractiveShell, isSettled,
   LINE_KINDS, maskAddresses, offlineUuid, openApiDocument, parseLines, parseLogLine, parsePaneList, parseProperties, readLogLine, readTail,
-  readConfig, redactProperties, scanPresence, validateCommand, validatePlayer,
+  readConfig, redactProperties, scanPresence, tellrawLine, validateCommand, validatePlayer, validateSay,
 } from './server';
+import type { GameAction } from './demo/game';
 
 const DAEMON = path.join(__dirname, 'server.js');
 const TESTDATA = path.join(__dirname, '..', 'testdata');
@@ -200,7 +201,7 @@ function schemaErrors(value: unknown, schema: JsonSchema, where = '$'): string[]
   if (schema.enum !== undefined && !schema.enum.includes(value)) errors.push(`${where} ${JSON.stringify(value)} is none of ${JSON.stringify(schema.enum)}`);
   const is = { object: typeof value === 'object' && value !== null && !Array.isArray(value), array: Array.isArray(value), string: typeof value === 'string',
     integer: Number.isInteger(value), number: typeof value === 'number', boolean: typeof value === 'boolean', null: value === null } as Record<string, boolean>;
-  if (schema.type !== undefined && !is[schema.type]) return [...errors, `${where} is not of type ${schema.type}`];
+  if (schema.type !== undefined && ![schema.type].flat().some((type: string) => is[type])) return [...errors, `${where} is not of type ${schema.type}`];
   if (is.object && (schema.type === 'object' || schema.properties !== undefined)) {
     const object = value as Record<string, unknown>;
     for (const name of schema.required ?? []) if (!(name in object)) errors.push(`${where}.${name} is missing`);
@@ -219,8 +220,9 @@ function schemaErrors(value: unknown, schema: JsonSchema, where = '$'): string[]
   if (is.string) {
     const text = value as string;
     if (schema.pattern !== undefined && !new RegExp(schema.pattern, 'u').test(text)) errors.push(`${where} ${JSON.stringify(text)} does not match ${schema.pattern}`);
-    if (schema.minLength !== undefined && text.length < schema.minLength) errors.push(`${where} is shorter than ${schema.minLength}`);
-    if (schema.maxLength !== undefined && text.length > schema.maxLength) errors.push(`${where} is longer than ${schema.maxLength}`);
+    // JSON Schema counts characters as code points
+    if (schema.minLength !== undefined && [...text].length < schema.minLength) errors.push(`${where} is shorter than ${schema.minLength}`);
+    if (schema.maxLength !== undefined && [...text].length > schema.maxLength) errors.push(`${where} is longer than ${schema.maxLength}`);
     if (schema.format === 'date-time' && Number.isNaN(Date.parse(text))) errors.push(`${where} is no date-time`);
   }
   if (is.number && schema.minimum !== undefined && (value as number) < schema.minimum) errors.push(`${where} is below ${schema.minimum}`);
@@ -329,15 +331,14 @@ function sendPipelined(port: number, requests: string[]) {
   });
 }
 
-// The black-box groups share nothing but the profile stub (which keeps each sandbox's calls apart) and run side by
-// side, each group's tests in order: most of a test's time is waiting (for the daemon, tmux, a timer), so eight
-// groups at once keep two cores busy (with four, one waits; with more, nothing is gained). GROUPS_AT_ONCE=1 runs
-// them one after another; GROUPS_AT_ONCE=40 starts every group at once, the load under which no test may depend
-// on the machine's speed (each passes so).
-// Where the time goes (process accounting of one run, two cores): about 64 s of CPU. Some 160 Node processes start
+// The black-box groups share nothing but the profile stub (which keeps each sandbox's calls apart) and all run at
+// once, each group's tests in order: the run is CPU-bound on two cores, and its length is that of the groups that
+// wait for the daemon's own deadlines (the 15 s keep-alive, the 10 s ones), which begin with it. GROUPS_AT_ONCE=1 runs
+// them one after another; every test passes alone and under any number at once.
+// Where the time goes (process accounting of one run, two cores): about 27 s of CPU. Some 100 Node processes start
 // (a daemon per group and per configuration tried, a fake game per game started), and a Node process costs 0.1 s of
-// CPU before it runs a line; the daemons take about 30 s, this process 13 s (the harness tracks every promise), the
-// fake games 8 s, tmux 5 s. The floor is that CPU over two cores, not the waits, which the long groups begin with.
+// CPU before it runs a line; the daemons take about 12 s, this process about 10 s (the harness tracks every promise),
+// the fake games 3 s. `tsc` takes another 5 s before the first test.
 const GROUPS_AT_ONCE = process.env.GROUPS_AT_ONCE === undefined ? true : Number(process.env.GROUPS_AT_ONCE);
 
 // The Node that runs the daemon: TEST_DAEMON_NODE=/path/to/node checks dist/server.js on another Node
@@ -551,6 +552,27 @@ async function assertNothingSentSince(d: Daemon, host: Host, mark: number): Prom
   assert.equal(await consoleSince(host, mark, `${sentinel}\n`), `${sentinel}\n`);
 }
 
+let actionFiles = 0;
+/** Makes the fake game's players do things (demo/game.ts), written to latest.log as the real server writes them. */
+function act(host: Host, ...actions: GameAction[]): void {
+  const file = path.join(host.controlDir, `act-${++actionFiles}.json`);
+  fs.writeFileSync(`${file}.part`, JSON.stringify(actions));
+  fs.renameSync(`${file}.part`, file);   // the game never reads half a list
+}
+
+/** A player online while a test runs: a tellraw then reaches someone, and the game logs nothing for it. */
+async function someoneOnline(host: Host, d: Daemon, t: { after(fn: () => unknown): void }): Promise<void> {
+  act(host, { do: 'join', player: 'Quiet_Reader' });
+  await waitFor(async () => ((await d.get('/api/players/online')).json.players as string[]).includes('Quiet_Reader'));
+  t.after(() => act(host, { do: 'leave', player: 'Quiet_Reader' }));
+}
+
+/** Sets (or with null, removes) one of the fake game's control files: game-era, game-flavour. */
+function control(host: Host, name: string, value: string | null): void {
+  if (value === null) fs.rmSync(path.join(host.controlDir, name), { force: true });
+  else fs.writeFileSync(path.join(host.controlDir, name), `${value}\n`);
+}
+
 /**
  * Holds the game's console, as on a lagging server: lines typed meanwhile are recorded, and run in order once the
  * returned function releases it (or the group ends).
@@ -752,6 +774,35 @@ describe('validateCommand()', () => {
   }
   for (const value of [undefined, null, 42, ['say hi'], { command: 'say hi' }]) {
     test(`validateCommand() refuses ${JSON.stringify(value) ?? 'undefined'} as not a string`, () => assert.throws(() => validateCommand(value), throwsHttp(400, MSG.commandRequired)));
+  }
+});
+
+describe('the request bodies of the API description', () => {
+  const schemaOf = (route: string, field: string) => API_DOCUMENT.paths[route].post.requestBody.content['application/json'].schema.properties[field];
+  const accepts = (validate: (value: unknown) => unknown, value: unknown) => {
+    try { validate(value); return true; } catch { return false; }
+  };
+  // the description is what client generators check bodies against: it refuses what the daemon refuses, and no more
+  for (const value of ['list', 'say héllo ✓', ' list ', '', '   ', 'x'.repeat(1000), ` ${'x'.repeat(1000)} `, 'x'.repeat(1001),
+    ...FORBIDDEN.map((c) => `say a${c}b`), ...CONTROL.map((c) => `say a${c}b`), 'say \ud800', 'say 😀', 'say \uffff', '😀'.repeat(1000), '😀'.repeat(1001)]) {
+    test(`validateCommand() accepts ${JSON.stringify(value.slice(0, 30))} exactly when the description's command schema does (trimmed)`, () => {
+      assert.equal(accepts(validateCommand, value), schemaErrors(value.replace(/^ +| +$/g, ''), schemaOf('/api/command', 'command')).length === 0);
+    });
+  }
+  const shown = (value: string) => value.replace(/[\x00-\x1f\x7f-\x9f]/g, ' ').trim();
+  for (const [field, max] of [['text', 256], ['from', 32]] as const) {
+    for (const value of ['hi', '  hi  ', '', ' \n\t ', '\u0085', 'x'.repeat(max), ` ${'x'.repeat(max)}\n`, 'x'.repeat(max + 1), '😀'.repeat(max), '😀'.repeat(max + 1), 'a\u0000b', '\ud800', 'hi \udc00', 'שלום\u200f']) {
+      test(`validateSay() accepts ${field} ${JSON.stringify(value.slice(0, 20))} (${value.length} units) exactly when the description's ${field} schema does (control characters as spaces, trimmed)`, () => {
+        assert.equal(accepts(() => validateSay({ text: 'hi', [field]: value }), value), schemaErrors(shown(value), schemaOf('/api/say', field)).length === 0);
+      });
+    }
+  }
+  for (const route of ['/api/whitelist/add', '/api/whitelist/remove']) {
+    for (const value of ['Alex', 'a', 'A'.repeat(16), 'A'.repeat(17), '', 'Al ex', 'Alex!', '.Bramble', 'Ålex', 'Alex\n']) {
+      test(`validatePlayer() accepts ${JSON.stringify(value)} exactly when the description's player schema of ${route} does`, () => {
+        assert.equal(accepts(validatePlayer, value), schemaErrors(value, schemaOf(route, 'player')).length === 0);
+      });
+    }
   }
 });
 
@@ -985,7 +1036,7 @@ describe('isConsoleReply()', () => {
 describe('LINE_KINDS: the log grammar', () => {
   for (const kind of LINE_KINDS) {
     test(`readLogLine() reads the example of the ${kind.type} row as ${kind.type}, and its hint is in it`, () => {
-      assert.equal(readLogLine(`${P}${kind.example}`)?.type, kind.type);
+      assert.equal(readLogLine(`[12:00:00] [Server thread/${kind.level ?? 'INFO'}]: ${kind.example}`)?.type, kind.type);
       assert.ok(kind.example.includes(kind.hint), 'the fast path looks for the hint before anything is decoded');
     });
   }
@@ -1007,6 +1058,187 @@ describe('LINE_KINDS: the log grammar', () => {
   }
 });
 
+describe('death messages (testdata/deaths.json: every death.* text of the English language files, 1.8 to 26.1)', () => {
+  const deaths = JSON.parse(fs.readFileSync(path.join(TESTDATA, 'deaths.json'), 'utf8')) as Array<{ key: string; text: string; versions: [string, string] }>;
+  // the killer is any name (a name tag's text included), the item always in brackets
+  const fill = (text: string) => text.replace('%1$s', 'Alex').replace('%2$s', 'Zombie Pigman using magic').replace('%3$s', '[Sword of a [Hero]]');
+  for (const { key, text, versions } of deaths) {
+    // the `.link` texts are parts of another message; message_too_long is sent to the dying player, never logged
+    if (key.endsWith('.link') || key === 'death.attack.message_too_long') continue;
+    test(`readLogLine() reads ${key} of ${versions.join('-')} (${JSON.stringify(text)}) as a death of Alex`, () => {
+      assert.deepEqual(readLogLine(`${P}${fill(text)}`), { type: 'player.died', player: 'Alex', message: fill(text) });
+    });
+  }
+  for (const [line, why] of [
+    [`${P}Alex fell from a high place and laughed`, 'more than the text'],
+    [`${P}Alex`, 'a name alone'],
+    [`${P}[Alex] fell from a high place`, 'a player\'s /say'],
+    [`${P}* Alex fell from a high place`, 'a /me'],
+    ['[12:00:00] [Async Chat Thread - #0/INFO]: Alex fell from a high place', 'a chat thread\'s line'],
+    ['[12:00:00] [Server thread/WARN]: Alex fell from a high place', 'a warning'],
+    [`${P}Alex moved too quickly! 10.5,0.0,3.2`, 'another text that begins with a name'],
+    [`${P}Alex issued server command: /kill Alex`, 'a command'],
+  ] as const) {
+    test(`readLogLine() does not read ${JSON.stringify(line)} as a death (${why})`, () => assert.notEqual(readLogLine(line)?.type, 'player.died'));
+  }
+  test('readLogLine() reads a chat line that reads like a death as the chat it is', () => {
+    assert.deepEqual(readLogLine(`${P}<Mallory> Alex fell from a high place`), { type: 'player.chat', player: 'Mallory', text: 'Alex fell from a high place' });
+  });
+});
+
+describe('advancement and lag lines', () => {
+  for (const [line, meaning] of [
+    [`${P}Alex has made the advancement [Stone Age]`, { type: 'player.advancement', player: 'Alex', advancement: 'Stone Age', kind: 'task' }],
+    [`${P}Alex has reached the goal [Sky's the Limit]`, { type: 'player.advancement', player: 'Alex', advancement: "Sky's the Limit", kind: 'goal' }],
+    [`${P}.Bramble_Crest has completed the challenge [Adventuring Time]`, { type: 'player.advancement', player: '.Bramble_Crest', advancement: 'Adventuring Time', kind: 'challenge' }],
+    [`${P}Alex has just earned the achievement [Taking Inventory]`, { type: 'player.advancement', player: 'Alex', advancement: 'Taking Inventory', kind: 'achievement' }],
+    // a datapack's title is any text, brackets included
+    [`${P}Alex has made the advancement [A [nested] title]`, { type: 'player.advancement', player: 'Alex', advancement: 'A [nested] title', kind: 'task' }],
+    ['[14:08:57] [Server thread/WARN]: Can\'t keep up! Is the server overloaded? Running 2917ms or 58 ticks behind', { type: 'server.lagging', behind_ms: '2917', ticks: '58' }],
+    ['[00:37:41] [Server thread/WARN] [net.minecraft.server.MinecraftServer]: Can\'t keep up! Did the system time change, or is the server overloaded? Running 2897ms behind, skipping 57 tick(s)', { type: 'server.lagging', behind_ms: '2897', ticks: '57' }],
+    // the lines the game writes at INFO, and a player's text, mean nothing here
+    [`${P}Can't keep up! Is the server overloaded? Running 2917ms or 58 ticks behind`, undefined],
+    ['[12:00:00] [Async Chat Thread - #0/INFO]: Alex has made the advancement [Stone Age]', undefined],
+    [`${P}Alex has lost the achievement [Taking Inventory]`, undefined],
+  ] as const) {
+    test(`readLogLine() reads ${JSON.stringify(line)} as ${JSON.stringify(meaning)}`, () => assert.deepEqual(readLogLine(line), meaning));
+  }
+});
+
+describe('tellrawLine() (docs/api.md#post-apisay)', () => {
+  /** A reader of SNBT as 1.21.5+ reads a text component: compounds, lists, quoted strings and their escapes. */
+  function readSnbt(source: string): unknown {
+    let at = 0;
+    const hex = (digits: number) => {
+      const text = source.slice(at, at + digits);
+      assert.match(text, new RegExp(`^[0-9a-fA-F]{${digits}}$`), `a ${digits}-digit hex escape at ${at}`);
+      at += digits;
+      return String.fromCodePoint(parseInt(text, 16));
+    };
+    const quoted = (): string => {
+      const quote = source[at++];
+      let text = '';
+      for (;;) {
+        assert.ok(at < source.length, 'an unterminated string');
+        const c = source[at++];
+        if (c === quote) return text;
+        if (c !== '\\') { text += c; continue; }
+        const escape = source[at++];
+        const simple: Record<string, string> = { b: '\b', s: ' ', t: '\t', n: '\n', f: '\f', r: '\r', '\\': '\\', "'": "'", '"': '"' };
+        if (escape in simple) text += simple[escape];
+        else if (escape === 'x') text += hex(2);
+        else if (escape === 'u') text += hex(4);
+        else if (escape === 'U') text += hex(8);
+        else assert.fail(`SNBT has no escape \\${escape}`);
+      }
+    };
+    const value = (): unknown => {
+      if (source[at] === '"' || source[at] === "'") return quoted();
+      if (source[at] === '{') {
+        at++;
+        const compound: Record<string, unknown> = {};
+        while (source[at] !== '}') {
+          const key = quoted();
+          assert.equal(source[at++], ':');
+          compound[key] = value();
+          if (source[at] === ',') at++;
+        }
+        at++;
+        return compound;
+      }
+      return assert.fail(`no SNBT value at ${at}`);
+    };
+    const read = value();
+    assert.equal(at, source.length, 'the whole component is read');
+    return read;
+  }
+  /** What every version reads from the typed line: the same component as JSON (Gson) and as SNBT. */
+  const component = (line: string) => {
+    assert.ok(line.startsWith('tellraw @a '));
+    const text = line.slice('tellraw @a '.length);
+    const json = JSON.parse(text) as unknown;
+    assert.deepEqual(readSnbt(text), json, 'JSON and SNBT read the same component');
+    return json;
+  };
+
+  for (const [from, text, typed, shown] of [
+    ['Alex', 'hello', 'tellraw @a {"text":"[Alex] hello"}', '[Alex] hello'],
+    [undefined, 'restart in 5 minutes', 'tellraw @a {"text":"[Server] restart in 5 minutes"}', '[Server] restart in 5 minutes'],
+    ['Alex', 'say "hi" \\ @a {x} [y] ; & | $ (z) <b>', 'tellraw @a {"text":"[Alex] say \\u0022hi\\u0022 \\u005C @a {x} [y] \\u003B \\u0026 \\u007C \\u0024 \\u0028z\\u0029 \\u003Cb\\u003E"}', '[Alex] say "hi" \\ @a {x} [y] ; & | $ (z) <b>'],
+    ['Alex', '😀', 'tellraw @a {"text":"[Alex] \\uD83D\\uDE00"}', '[Alex] 😀'],
+    ['Alex', 'שלום\u200f', 'tellraw @a {"text":"[Alex] \\u05E9\\u05DC\\u05D5\\u05DD\\u200F"}', '[Alex] שלום\u200f'],
+    ['Alex', '§cred', 'tellraw @a {"text":"[Alex] \\u2E39cred"}', '[Alex] ⸹cred'],
+    ['Alex', '${jndi:ldap://x}', 'tellraw @a {"text":"[Alex] \\u0024\\u200B{jndi:ldap://x}"}', '[Alex] $\u200b{jndi:ldap://x}'],
+    ['"}, {"selector":"@a', '@e[type=creeper]', 'tellraw @a {"text":"[\\u0022}, {\\u0022selector\\u0022:\\u0022@a] @e[type=creeper]"}', '["}, {"selector":"@a] @e[type=creeper]'],
+    ['Alex', '%s %1$s \\n \\u0041 \\x41', 'tellraw @a {"text":"[Alex] %s %1\\u0024s \\u005Cn \\u005Cu0041 \\u005Cx41"}', '[Alex] %s %1$s \\n \\u0041 \\x41'],
+  ] as const) {
+    test(`tellrawLine() types ${JSON.stringify(text)} from ${JSON.stringify(from)} as ${typed}, which every version reads as that text`, () => {
+      const line = tellrawLine(from, text);
+      assert.equal(line, typed);
+      assert.deepEqual(component(line), { text: shown });
+    });
+  }
+
+  test('tellrawLine() types only printable ASCII without ; & | ` $ ( ) < >, and every version reads the text back, for any text', () => {
+    const random = seededRandom(21);
+    const alphabet = [...'aZ09 "\\\'{}[]:,@;&|`$()<>%§/', '\u00e9', '\u200f', '\u2028', '\ufeff', '😀', '\u0000', '\u001b', '\u007f', '\u0085', '\uffff', '𝕏'];
+    for (let run = 0; run < 500; run++) {
+      const text = Array.from({ length: 1 + Math.floor(random() * 40) }, () => alphabet[Math.floor(random() * alphabet.length)]).join('');
+      const line = tellrawLine('Relay', text);
+      assert.match(line, /^[\x20-\x7e]+$/);
+      assert.doesNotMatch(line, /[;&|`$()<>]/);
+      const expected = `[Relay] ${text}`.replace(/§/g, '\u2e39').replace(/\$\{/g, '$\u200b{');
+      assert.deepEqual(component(line), { text: expected }, JSON.stringify(text));
+    }
+  });
+});
+
+describe('validateSay()', () => {
+  for (const [body, said] of [
+    [{ text: 'hi' }, { text: 'hi', from: undefined }],
+    [{ text: '  hi  ', from: ' Alex ' }, { text: 'hi', from: 'Alex' }],
+    [{ text: 'hi', from: null }, { text: 'hi', from: undefined }],
+    [{ text: 'line one\nline two\r\n\tend' }, { text: 'line one line two   end', from: undefined }],
+    [{ text: 'x'.repeat(256) }, { text: 'x'.repeat(256), from: undefined }],
+    [{ text: '😀'.repeat(256), from: '😀'.repeat(32) }, { text: '😀'.repeat(256), from: '😀'.repeat(32) }],
+  ] as const) {
+    test(`validateSay() takes ${JSON.stringify(body).slice(0, 60)}`, () => assert.deepEqual(validateSay(body), said));
+  }
+  for (const [body, error] of [
+    [{}, 'text is required and must be a string.'],
+    [{ text: 7 }, 'text is required and must be a string.'],
+    [{ text: '' }, 'text must be 1 to 256 characters long.'],
+    [{ text: ' \n\t ' }, 'text must be 1 to 256 characters long.'],
+    [{ text: 'x'.repeat(257) }, 'text must be 1 to 256 characters long.'],
+    [{ text: 'hi', from: 7 }, 'from must be a string when given.'],
+    [{ text: 'hi', from: '' }, 'from must be 1 to 32 characters long.'],
+    [{ text: 'hi', from: 'x'.repeat(33) }, 'from must be 1 to 32 characters long.'],
+    [{ text: 'hi \ud800' }, 'text and from must be valid Unicode text.'],
+    [{ text: 'hi', from: '\udc00' }, 'text and from must be valid Unicode text.'],
+  ] as const) {
+    test(`validateSay() refuses ${JSON.stringify(body).slice(0, 60)}: ${error}`, () => assert.throws(() => validateSay(body), throwsHttp(400, error)));
+  }
+});
+
+describe('createLagSummary()', () => {
+  test('createLagSummary() publishes the first warning of a quiet minute at once, the sums of the rest when the minute ends, and nothing for a quiet one', async () => {
+    const published: Array<[string, unknown]> = [];
+    const lag = createLagSummary((type, fields) => published.push([type, fields]), 200);
+    lag.add(2000, 40);
+    assert.deepEqual(published, [['server.lagging', { behind_ms: 2000, ticks: 40, overloads: 1 }]]);
+    lag.add(3000, 60);
+    lag.add(2500, 50);
+    assert.equal(published.length, 1);
+    await waitFor(() => published.length === 2, { timeoutMs: 2_000 });
+    assert.deepEqual(published[1], ['server.lagging', { behind_ms: 5500, ticks: 110, overloads: 2 }]);
+    await new Promise((resolve) => setTimeout(resolve, 450));   // a quiet minute after the sums
+    assert.equal(published.length, 2);
+    lag.add(2100, 42);
+    assert.deepEqual(published[2], ['server.lagging', { behind_ms: 2100, ticks: 42, overloads: 1 }]);
+    lag.close();
+  });
+});
+
 describe('describeEvent()', () => {
   for (const [event, line] of [
     [{ type: 'server.started', pid: 42 }, 'The Minecraft server started (pid 42).'],
@@ -1018,6 +1250,20 @@ describe('describeEvent()', () => {
     [{ type: 'whitelist.changed', added: ['Alex', 'Kai_2'], removed: [] }, 'Whitelist: added Alex, Kai\\_2.'],
     [{ type: 'whitelist.changed', added: [], removed: ['@everyone'] }, 'Whitelist: removed @\u200beveryone.'],
     [{ type: 'backup.finished', backup: { name: 'snapshot_1.tar.gz', size: '1.50 KB' } }, 'Backup finished: snapshot\\_1.tar.gz (1.50 KB).'],
+    [{ type: 'player.chat', player: 'Alex', text: 'hi' }, '\\<Alex\\> hi'],
+    [{ type: 'player.died', player: 'Alex', message: 'Alex was slain by Zombie' }, 'Alex was slain by Zombie'],
+    [{ type: 'player.advancement', player: 'Alex', advancement: 'Stone Age', kind: 'task' }, 'Alex has made the advancement \\[Stone Age\\]'],
+    [{ type: 'player.advancement', player: 'Alex', advancement: 'The End?', kind: 'goal' }, 'Alex has reached the goal \\[The End?\\]'],
+    [{ type: 'player.advancement', player: 'Alex', advancement: 'Return to Sender', kind: 'challenge' }, 'Alex has completed the challenge \\[Return to Sender\\]'],
+    [{ type: 'player.advancement', player: 'Alex', advancement: 'Taking Inventory', kind: 'achievement' }, 'Alex has just earned the achievement \\[Taking Inventory\\]'],
+    [{ type: 'server.lagging', behind_ms: 2034, ticks: 40, overloads: 3 }, 'The server is lagging: 2.0 s behind (3 warnings in the last minute).'],
+    [{ type: 'server.lagging', behind_ms: 5025, ticks: 100, overloads: 1 }, 'The server is lagging: 5.0 s behind (1 warning in the last minute).'],
+    [{ type: 'server.stopped', pid: 42, crashed: true, reason: 'Exception in server tick loop' }, 'The Minecraft server crashed: Exception in server tick loop (pid 42).'],
+    // what a player wrote reaches the channel as the text it was, and nothing Discord would render or ping
+    [{ type: 'player.chat', player: 'Alex', text: '@everyone @here <@123> <@&456> <#789> <t:1700000000> <:kek:123>' }, '\\<Alex\\> @\u200beveryone @\u200bhere \\<@\u200b123\\> \\<@\u200b&456\\> \\<\\#789\\> \\<t:1700000000\\> \\<:kek:123\\>'],
+    [{ type: 'player.chat', player: 'Alex', text: '**bold** __u__ ~~s~~ ||spoiler|| `code` # head -# small > quote [link](https://evil.example/x)' }, '\\<Alex\\> \\*\\*bold\\*\\* \\_\\_u\\_\\_ \\~\\~s\\~\\~ \\|\\|spoiler\\|\\| \\`code\\` \\# head \\-\\# small \\> quote \\[link\\]\\(https:/\u200b/evil.example/x\\)'],
+    [{ type: 'player.chat', player: 'Alex', text: 'join discord.gg/abc or https://discord.com/invite/abc' }, '\\<Alex\\> join discord\u200b.gg/abc or https:/\u200b/discord\u200b.com/invite/abc'],
+    [{ type: 'player.died', player: 'Alex', message: 'Alex was slain by @everyone' }, 'Alex was slain by @\u200beveryone'],
   ] as const) {
     test(`describeEvent() writes ${JSON.stringify(event)} as one readable line`, () => assert.equal(describeEvent(event), line));
   }
@@ -1482,8 +1728,21 @@ describe('the compiled daemon', { concurrency: GROUPS_AT_ONCE }, () => {
       await startDaemon(host, defer, { EVENT_WEBHOOK_URL: hook.url, EVENT_WEBHOOK_FORMAT: 'discord' });
       setWhitelist(host, 'Kai_2');
       await waitFor(() => hook.received.length >= 1);
-      assert.deepEqual(JSON.parse(hook.received[0].body), { content: 'Whitelist: added Kai\\_2; removed Alex, Steve.' });
+      assert.deepEqual(JSON.parse(hook.received[0].body), { content: 'Whitelist: added Kai\\_2; removed Alex, Steve.', allowed_mentions: { parse: [] } });
       assert.equal(hook.received[0].headers['x-signature-256'], undefined);   // no secret set: no signature
+    });
+
+    test('EVENT_WEBHOOK_FORMAT=discord posts a player\'s chat as `<name> text`, and nothing in it pings, links or formats', async () => {
+      const hook = await receiver();
+      const host = await makeSandbox(defer);
+      await host.startGame();
+      await startDaemon(host, defer, { EVENT_WEBHOOK_URL: hook.url, EVENT_WEBHOOK_FORMAT: 'discord' });
+      act(host, { do: 'join', player: 'Kai_2' }, { do: 'chat', player: 'Kai_2', text: '@everyone **free** nitro https://evil.example <@123>' });
+      await waitFor(() => hook.received.some((r) => r.body.includes('nitro')));
+      assert.deepEqual(hook.received.map((r) => JSON.parse(r.body)), [
+        { content: 'Kai\\_2 joined the game.', allowed_mentions: { parse: [] } },
+        { content: '\\<Kai\\_2\\> @\u200beveryone \\*\\*free\\*\\* nitro https:/\u200b/evil.example \\<@\u200b123\\>', allowed_mentions: { parse: [] } },
+      ]);
     });
 
   });
@@ -2921,6 +3180,7 @@ describe('the compiled daemon', { concurrency: GROUPS_AT_ONCE }, () => {
       const mark = consoleBytes(host).length;
       const res = await withoutTmux.post('/api/command', { command: 'say nobody types this' }, { key: KEY });
       assertReply(res, 503, { ok: false, error: `${MSG.consolePrefix}tmux is not installed.` });
+      assertReply(await withoutTmux.post('/api/say', { text: 'nobody sees this' }, { key: KEY }), 503, { ok: false, error: `${MSG.consolePrefix}tmux is not installed.` });
       assert.equal((await withoutTmux.get('/api/status')).json.online, true);
       await assertNothingSentSince(await startDaemon(host, defer), host, mark);
     });
@@ -2955,6 +3215,70 @@ describe('the compiled daemon', { concurrency: GROUPS_AT_ONCE }, () => {
       assert.ok(res.json.error.startsWith(MSG.consolePrefix), res.json.error);
       assert.equal(consoleBytes(host).length, mark);
       assert.equal((await d.get('/api/status')).json.online, true);
+    });
+  });
+
+  describe('POST /api/say', { concurrency: 1 }, () => {
+    const { host, d } = group({ game: true });
+    const mark = () => consoleBytes(host).length;
+    const latestSince = (offset: number) => fs.readFileSync(serverFile(host, 'logs/latest.log')).subarray(offset).toString('utf8');
+
+    for (const [body, shown] of [
+      [{ text: 'hello from Discord', from: 'Mod Kim' }, '[Mod Kim] hello from Discord'],
+      [{ text: 'restart in 5 minutes' }, '[Server] restart in 5 minutes'],
+      [{ text: '"}, {"selector":"@a"} ; stop & $(reboot) `id` | <b> \\ §cred ${jndi:ldap://x} 😀 \u200fשלום', from: '@everyone' },
+        '[@everyone] "}, {"selector":"@a"} ; stop & $(reboot) `id` | <b> \\ ⸹cred $\u200b{jndi:ldap://x} 😀 \u200fשלום'],
+      [{ text: 'two\nlines\r\n\tand a tab' }, '[Server] two lines   and a tab'],
+    ] as const) {
+      test(`POST /api/say ${JSON.stringify(body).slice(0, 50)} types one tellraw line whose component every version reads as ${JSON.stringify(shown).slice(0, 40)}`, async () => {
+        const start = mark();
+        const res = await d.post('/api/say', body, { key: KEY });
+        assertReply(res, 200, { ok: true, message: 'Message sent.' });
+        const typed = await consoleSince(host, start, 'tellraw @a {"text":""}\n');
+        const lines = typed.trimEnd().split('\n');
+        assert.equal(lines.length, 1, 'one line');
+        assert.match(lines[0], /^tellraw @a \{"text":"[\x20-\x7e]*"\}$/);
+        assert.doesNotMatch(lines[0], /[;&|`$()<>]/);
+        assert.deepEqual(JSON.parse(lines[0].slice('tellraw @a '.length)), { text: shown });
+        assert.equal(lines[0], tellrawLine(body.from, shown.slice(shown.indexOf('] ') + 2).replace(/⸹/g, '§').replace('$\u200b{', '${')));
+      });
+    }
+
+    test('POST /api/say answers 200 with nobody online, and the game logs that no player was found, as 1.13+ does', async () => {
+      const online = (await d.get('/api/players/online')).json.players as string[];
+      if (online.length > 0) act(host, ...online.map((player): GameAction => ({ do: 'leave', player })));
+      await waitFor(async () => (await d.get('/api/players/online')).json.count === 0);
+      const size = fs.statSync(serverFile(host, 'logs/latest.log')).size;
+      assertReply(await d.post('/api/say', { text: 'anyone?' }, { key: KEY }), 200, { ok: true, message: 'Message sent.' });
+      await waitFor(() => latestSince(size).includes('[Server thread/INFO]: No player was found\n'));
+    });
+
+    for (const [body, error] of [
+      [{}, 'text is required and must be a string.'],
+      [{ text: ['hi'] }, 'text is required and must be a string.'],
+      [{ text: ' \n ' }, 'text must be 1 to 256 characters long.'],
+      [{ text: 'x'.repeat(257) }, 'text must be 1 to 256 characters long.'],
+      [{ text: 'hi', from: 'x'.repeat(33) }, 'from must be 1 to 32 characters long.'],
+      [{ text: 'hi', from: 42 }, 'from must be a string when given.'],
+      [{ text: 'hi \ud800' }, 'text and from must be valid Unicode text.'],
+    ] as const) {
+      test(`POST /api/say answers 400 "${error}" to ${JSON.stringify(body).slice(0, 40)} and types nothing`, async () => {
+        const start = mark();
+        assertReply(await d.post('/api/say', body, { key: KEY }), 400, { ok: false, error });
+        await assertNothingSentSince(d, host, start);
+      });
+    }
+
+    test('POST /api/say answers 401 without the key and types nothing', async () => {
+      const start = mark();
+      assertReply(await d.post('/api/say', { text: 'hi' }), 401, { ok: false, error: MSG.unauthorized });
+      await assertNothingSentSince(d, host, start);
+    });
+
+    test('POST /api/say answers 409 while the game server is stopped', async () => {
+      await host.stopGame();
+      assertReply(await d.post('/api/say', { text: 'hi' }, { key: KEY }), 409, { ok: false, error: MSG.notRunning });
+      await host.startGame();
     });
   });
 
@@ -3792,7 +4116,8 @@ describe('the compiled daemon', { concurrency: GROUPS_AT_ONCE }, () => {
       assert.deepEqual([res.json.output[0], res.json.output[99]], ['/command001 <arguments>', '/command100 <arguments>']);
     });
 
-    test('POST /api/command answers at most 64 KiB of reply lines', async () => {
+    test('POST /api/command answers at most 64 KiB of reply lines', async (t) => {
+      await someoneOnline(host, d, t);
       const latest = serverFile(host, 'logs/latest.log');
       const start = consoleBytes(host).length;
       const pending = withOutput('tellraw @a "quiet"');
@@ -3859,7 +4184,8 @@ describe('the compiled daemon', { concurrency: GROUPS_AT_ONCE }, () => {
     const { host, d } = group({ game: true });
     const withOutput = (command: string) => d.post('/api/command', { command, output: true }, { key: KEY });
 
-    test('POST /api/command answers "output": [] for a command that prints nothing, once its 3 s pass', async () => {
+    test('POST /api/command answers "output": [] for a command that prints nothing, once its 3 s pass', async (t) => {
+      await someoneOnline(host, d, t);
       const res = await withOutput('tellraw @a "hi"');
       assert.deepEqual(res.json, { ok: true, message: 'Command sent: tellraw @a "hi"', output: [] });
     });
@@ -3890,7 +4216,8 @@ describe('the compiled daemon', { concurrency: GROUPS_AT_ONCE }, () => {
       assert.deepEqual(res.json.output.slice(1), Array.from({ length: res.json.output.length - 1 }, (_, i) => `Saving chunks ${i + 1}`));
     });
 
-    test('POST /api/command without output waits for an open output window to close, and its reply is not in that output', async () => {
+    test('POST /api/command without output waits for an open output window to close, and its reply is not in that output', async (t) => {
+      await someoneOnline(host, d, t);
       const start = consoleBytes(host).length;
       const slow = withOutput('tellraw @a "slow"');   // no reply: its window stays open 3 s
       const order: string[] = [];
@@ -4078,7 +4405,12 @@ describe('the compiled daemon', { concurrency: GROUPS_AT_ONCE }, () => {
     return {
       events, opened,
       comments: () => comments, retryMs: () => retryMs, lastEventId: () => lastId,
-      parsed: () => events.map((e) => JSON.parse(e.data) as { type: string; time: string; [field: string]: unknown }),
+      // every event the daemon sends is one its API description's Event schema allows
+      parsed: () => events.map((e) => {
+        const event = JSON.parse(e.data) as { type: string; time: string; [field: string]: unknown };
+        assert.deepEqual(schemaErrors(event, { $ref: '#/components/schemas/Event' }), [], e.data);
+        return event;
+      }),
       close: () => response?.destroy(),
     };
   }
@@ -4220,6 +4552,175 @@ describe('the compiled daemon', { concurrency: GROUPS_AT_ONCE }, () => {
       assert.equal(raw.status, 200);
       assertCommonHeaders(raw.headers, 'text/event-stream; charset=utf-8');
       assert.equal(raw.body.length, 0);
+    });
+  });
+
+  describe('GET /api/events: what players say and do, lag and crashes', { concurrency: 1 }, () => {
+    const { defer, host, d } = group({ game: true });
+    const stream = () => {
+      const s = openEventStream(d.port);
+      defer(() => s.close());
+      return s;
+    };
+    /** A stream that has taken the starting state, with these players online in the game. */
+    const watching = async (...players: string[]) => {
+      await runningGame(host);
+      const s = stream();
+      await waitFor(() => s.retryMs() !== undefined);
+      const online = async () => (await d.get('/api/players/online')).json.players as string[];
+      const here = await online();
+      const missing = players.filter((player) => !here.includes(player));
+      if (missing.length > 0) act(host, ...missing.map((player): GameAction => ({ do: 'join', player })));
+      await waitFor(async () => { const now = await online(); return players.every((player) => now.includes(player)); });
+      return s;
+    };
+    let markers = 0;
+    /** Alex says a marker, and the stream shows it: everything the game wrote before it has been read. */
+    const settle = async (s: ReturnType<typeof openEventStream>) => {
+      const marker = `marker ${++markers}`;
+      act(host, { do: 'chat', player: 'Alex', text: marker });
+      await waitFor(() => s.parsed().some((e) => e.type === 'player.chat' && e.text === marker));
+    };
+    const carried = (s: ReturnType<typeof openEventStream>, type: string) =>
+      s.parsed().filter((e) => e.type === type && !(type === 'player.chat' && String(e.text).startsWith('marker '))).map(({ type: _type, time: _time, ...rest }) => rest);
+
+    test('player.chat carries the chat of players online in each layout (vanilla, [Not Secure], Paper\'s chat threads, Forge), colour codes removed, addresses masked, at most 256 characters, and nothing else', async () => {
+      const s = await watching('Alex', '.Bramble_Crest');
+      act(host,
+        { do: 'chat', player: 'Alex', text: 'hello there' },
+        { do: 'chat', player: '.Bramble_Crest', text: 'unsigned', secure: false },
+        { do: 'chat', player: 'Alex', text: '<Bob> hi' },   // Alex saying `<Bob> hi`
+        { do: 'chat', player: 'Alex', text: '[12:00:00] [Server thread/INFO]: <Bob> I quit' },   // a line pasted into chat
+        { do: 'chat', player: 'Alex', text: '§cred§r, my IP is 203.0.113.9' },
+        { do: 'say', player: 'Alex', text: 'a /say' },
+        { do: 'me', player: 'Alex', text: 'waves' },
+        { do: 'tell', player: 'Alex', to: 'Bob', text: 'psst' },
+        { do: 'chat', player: 'Bob', text: 'I am not online' },
+        { do: 'chat', player: 'Alex', text: 'y'.repeat(300) },
+      );
+      await settle(s);
+      control(host, 'game-flavour', 'paper');
+      defer(() => control(host, 'game-flavour', null));
+      act(host, { do: 'chat', player: 'Alex', text: 'from a chat thread' }, { do: 'say', player: 'Alex', text: 'a /say on Paper' }, { do: 'tell', player: 'Alex', to: 'Bob', text: 'psst' });
+      await settle(s);
+      control(host, 'game-flavour', 'forge');
+      act(host, { do: 'chat', player: 'Alex', text: 'from Forge' });
+      await settle(s);
+      control(host, 'game-flavour', null);
+      assert.deepEqual(carried(s, 'player.chat'), [
+        { player: 'Alex', text: 'hello there' },
+        { player: '.Bramble_Crest', text: 'unsigned' },
+        { player: 'Alex', text: '<Bob> hi' },
+        { player: 'Alex', text: '[12:00:00] [Server thread/INFO]: <Bob> I quit' },
+        { player: 'Alex', text: 'red, my IP is <ip>' },
+        { player: 'Alex', text: 'y'.repeat(256) },
+        { player: 'Alex', text: 'from a chat thread' },
+        { player: 'Alex', text: 'from Forge' },
+      ]);
+    });
+
+    test('player.died carries the game\'s death messages of players online, and neither a chat line that reads like one nor a death of a name not online', async () => {
+      const s = await watching('Alex');
+      act(host,
+        { do: 'die', player: 'Alex', message: 'was slain by Zombie' },
+        { do: 'chat', player: 'Alex', text: 'Alex fell from a high place' },
+        { do: 'die', player: 'Bob', message: 'drowned' },
+        { do: 'die', player: 'Alex', message: 'was shot by a Skeleton named @everyone using [Bow of https://evil.example]' },
+        { do: 'die', player: 'Alex', message: 'fell too far and was finished by Creeper using [Bow]' },
+      );
+      await settle(s);
+      assert.deepEqual(carried(s, 'player.died'), [
+        { player: 'Alex', message: 'Alex was slain by Zombie' },
+        { player: 'Alex', message: 'Alex was shot by a Skeleton named @everyone using [Bow of https://evil.example]' },
+        { player: 'Alex', message: 'Alex fell too far and was finished by Creeper using [Bow]' },
+      ]);
+    });
+
+    test('player.advancement carries tasks, goals, challenges and 1.8-1.11\'s achievements of players online', async () => {
+      const s = await watching('Alex');
+      act(host,
+        { do: 'advance', player: 'Alex', kind: 'task', title: 'Stone Age' },
+        { do: 'advance', player: 'Alex', kind: 'goal', title: 'The End?' },
+        { do: 'advance', player: 'Alex', kind: 'challenge', title: 'Return to Sender' },
+        { do: 'advance', player: 'Bob', kind: 'task', title: 'Not Online' },
+      );
+      await settle(s);
+      control(host, 'game-era', '1.8');
+      defer(() => control(host, 'game-era', null));
+      act(host, { do: 'advance', player: 'Alex', kind: 'task', title: 'Taking Inventory' });
+      await settle(s);
+      control(host, 'game-era', null);
+      assert.deepEqual(carried(s, 'player.advancement'), [
+        { player: 'Alex', advancement: 'Stone Age', kind: 'task' },
+        { player: 'Alex', advancement: 'The End?', kind: 'goal' },
+        { player: 'Alex', advancement: 'Return to Sender', kind: 'challenge' },
+        { player: 'Alex', advancement: 'Taking Inventory', kind: 'achievement' },
+      ]);
+    });
+
+    test('server.lagging tells the first warning of a quiet minute at once and keeps the rest for the minute\'s sum; the counters count every warning, in both texts', async () => {
+      const s = await watching('Alex');
+      const before = parseExposition((await d.get('/metrics', { afterChange: true })).text).samples;
+      act(host, { do: 'lag', ms: 2034 }, { do: 'lag', ms: 3000 });
+      control(host, 'game-era', '1.12');
+      defer(() => control(host, 'game-era', null));
+      await settle(s);
+      act(host, { do: 'lag', ms: 2500 });
+      await settle(s);
+      control(host, 'game-era', null);
+      assert.deepEqual(carried(s, 'server.lagging'), [{ behind_ms: 2034, ticks: 40, overloads: 1 }]);
+      const after = parseExposition((await d.get('/metrics', { afterChange: true })).text).samples;
+      const grew = (name: string) => after.get(name)! - before.get(name)!;
+      assert.equal(grew('minecraft_tick_overloads_total'), 3);
+      assert.equal(grew('minecraft_ticks_behind_total'), 40 + 60 + 50);
+    });
+
+    test('the chat, death and advancement counters count the lines of players online, and a daemon started later counts none written before it', async () => {
+      const s = await watching('Alex');
+      const scrape = async (daemon: Daemon) => parseExposition((await daemon.get('/metrics', { afterChange: true })).text).samples;
+      const before = await scrape(d);
+      act(host,
+        { do: 'chat', player: 'Alex', text: 'one' }, { do: 'chat', player: 'Bob', text: 'not online' },
+        { do: 'die', player: 'Alex', message: 'drowned' }, { do: 'advance', player: 'Alex', kind: 'goal', title: 'The End?' },
+      );
+      await settle(s);
+      const after = await scrape(d);
+      for (const [name, grew] of [['minecraft_chat_messages_total', 2], ['minecraft_player_deaths_total', 1], ['minecraft_advancements_total', 1]] as const) {
+        assert.equal(after.get(name)! - before.get(name)!, grew, name);   // the marker is chat too
+      }
+      const later = await startDaemon(host, defer);
+      const fresh = await scrape(later);
+      for (const name of ['minecraft_chat_messages_total', 'minecraft_player_deaths_total', 'minecraft_advancements_total', 'minecraft_tick_overloads_total', 'minecraft_ticks_behind_total']) {
+        assert.equal(fresh.get(name), 0, name);
+      }
+      await settle(s);
+      assert.equal((await scrape(later)).get('minecraft_chat_messages_total'), 1);
+    });
+
+    test('server.stopped after a crash in the tick loop is crashed with the crash report\'s Description as reason, though a stop line followed', async () => {
+      const s = await watching();
+      const pid = await runningGame(host);
+      act(host, { do: 'crash', description: 'Exception in server tick loop' });
+      await waitFor(() => s.parsed().some((e) => e.type === 'server.stopped'));
+      assert.deepEqual(s.parsed().filter((e) => e.type.startsWith('server.')).map(({ time: _time, ...rest }) => rest), [
+        { type: 'server.stopping' },
+        { type: 'server.stopped', pid, crashed: true, reason: 'Exception in server tick loop' },
+      ]);
+    });
+
+    test('server.stopped after the watchdog\'s crash carries its reason; a clean stop after an earlier run\'s crash report has none', async () => {
+      const s = await watching();
+      const pid = await runningGame(host);
+      act(host, { do: 'crash', description: 'Watching Server', by: 'watchdog' });
+      await waitFor(() => s.parsed().some((e) => e.type === 'server.stopped'));
+      const next = await runningGame(host);
+      await waitFor(() => s.parsed().some((e) => e.type === 'server.started'));
+      assert.equal((await d.post('/api/command', { command: 'stop' }, { key: KEY })).status, 200);
+      await waitFor(() => s.parsed().filter((e) => e.type === 'server.stopped').length === 2);
+      assert.deepEqual(s.parsed().filter((e) => e.type === 'server.stopped').map(({ time: _time, ...rest }) => rest), [
+        { type: 'server.stopped', pid, crashed: true, reason: 'Watching Server' },
+        { type: 'server.stopped', pid: next, crashed: false },
+      ]);
     });
   });
 
@@ -4669,7 +5170,7 @@ describe('the compiled daemon', { concurrency: GROUPS_AT_ONCE }, () => {
       const routes = index.json.endpoints.map((e: { method: string; route: string }) => `${e.method} ${e.route}`);
       const curls = out.split('\n').filter((line) => line.startsWith('curl '))
         .map((line) => `${/ -X (\S+)/.exec(line)?.[1] ?? 'GET'} ${new URL(/http:\/\/[^\s']+/.exec(line)?.[0] ?? 'http://x/').pathname}`);
-      assert.equal(routes.length, 20);
+      assert.equal(routes.length, 21);
       assert.deepEqual(curls, routes);
       const status = await request(port, 'GET', '/api/status');
       assert.deepEqual([status.status, status.json.ok], [200, true]);

@@ -5,9 +5,9 @@
 // environment variables (README.md; under systemd from an EnvironmentFile of mode 600). docs/api.md is the contract.
 // The file reads top down: the core, then one section per feature, then the HTTP boundary (README.md#the-code).
 
-import { createServer, request as httpRequest, STATUS_CODES } from 'node:http';
+import { Agent as HttpAgent, createServer, request as httpRequest, STATUS_CODES } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
-import { request as httpsRequest } from 'node:https';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { execFile, spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
@@ -15,6 +15,7 @@ import * as fs from 'node:fs';
 import { isIP } from 'node:net';
 import type { Socket } from 'node:net';
 import * as path from 'node:path';
+import { urlToHttpOptions } from 'node:url';
 import { gunzip } from 'node:zlib';
 
 // ==== The core: limits, errors, settings, replies, the route table, the daemon, main ====
@@ -102,7 +103,7 @@ const SETTINGS = {
 } as const;
 type SettingName = keyof typeof SETTINGS;
 
-export interface Config {
+interface Config {
   apiKey: string | undefined; // undefined: writes disabled (unset or empty)
   port: number;
   host: string | undefined;
@@ -403,6 +404,7 @@ function routeTable(): readonly Route[] {
     post('/api/server/stop', SERV_ROUTES.stop, (f) => f.serv.run('stop')),
     post('/api/server/restart', SERV_ROUTES.restart, (f) => f.serv.run('restart')),
     post('/api/command', COMMAND_ROUTE, (f, r) => f.console.command(r)),
+    post('/api/say', SAY_ROUTE, (f, r) => f.console.say(r)),
     post('/api/whitelist/add', EDIT_ROUTES.add, (f, r) => f.whitelist.edit('add', r)),
     post('/api/whitelist/remove', EDIT_ROUTES.remove, (f, r) => f.whitelist.edit('remove', r)),
     post('/api/backup', BACKUP_ROUTE, (f) => f.backups.start()),
@@ -420,7 +422,7 @@ function post(path: string, about: RouteAbout, handle: Route['handle']): Route {
 
 // ---- The daemon ----
 
-export interface Daemon {
+interface Daemon {
   server: Server;
   /** Resolves once the daemon is ready to listen: with a webhook, once watching took the starting state. */
   ready: Promise<void>;
@@ -432,14 +434,14 @@ export interface Daemon {
 }
 
 /** Builds a daemon from its configuration. Nothing is shared between two daemons of one process. */
-export function createDaemon(config: Readonly<Config>, clock: Clock = readClock()): Daemon {
+function createDaemon(config: Readonly<Config>, clock: Clock = readClock()): Daemon {
   const routes = routeTable();
   const shared = createSharedAnswers();
   const replies = createReplyBudget();
   const game = createGameFinder(config, clock);
   const presence = createPresence(config, clock, game);
   const gameConsole = createGameConsole(config, game, presence);
-  const events = createEvents(config, game, presence);
+  const events = createEvents(config, clock, game, presence);
   const features: Features = {
     game: createGameStatus(config, clock, game, shared),
     presence,
@@ -1488,7 +1490,7 @@ const SERVER_THREAD = 'Server thread';
 /**
  * A line of latest.log taken apart: the time as written, the thread (none in the older forms), the level, the message.
  */
-export interface LogLine {
+interface LogLine {
   time: string;
   thread: string | undefined;
   level: string;
@@ -1512,13 +1514,85 @@ export function parseLogLine(raw: string): LogLine | null {
   };
 }
 
+// What follows the victim's name in a death message: every `death.*` text of vanilla's English language file from 1.8
+// to 26.1 but the two that are never logged (docs/formats.md#deaths), as the game wrote them; `%2$s` is the killer
+// (any text: a mob's name tag is a player's), `%3$s` an item's name, which the game always shows in brackets.
+const DEATH_TAILS = [
+  'blew up', 'burned to death', "didn't want to live in the same world as %2$s", 'died', 'died because of %2$s',
+  'died from dehydration', 'died from dehydration while trying to escape %2$s',
+  'died from dehydration whilst trying to escape %2$s', 'discovered floor was lava', 'discovered the floor was lava',
+  'drowned', 'drowned while trying to escape %2$s', 'drowned whilst trying to escape %2$s',
+  'experienced kinetic energy', 'experienced kinetic energy while trying to escape %2$s',
+  'experienced kinetic energy whilst trying to escape %2$s', 'fell from a high place', 'fell off a ladder',
+  'fell off scaffolding', 'fell off some twisting vines', 'fell off some vines', 'fell off some weeping vines',
+  'fell out of the water', 'fell out of the world', 'fell too far and was finished by %2$s',
+  'fell too far and was finished by %2$s using %3$s', 'fell while climbing', 'froze to death',
+  'hit the ground too hard', 'hit the ground too hard while trying to escape %2$s',
+  'hit the ground too hard whilst trying to escape %2$s', 'left the confines of this world',
+  'left the confines of this world while fighting %2$s', 'left the confines of this world whilst fighting %2$s',
+  'starved to death', 'starved to death while fighting %2$s', 'starved to death whilst fighting %2$s',
+  'suffocated in a wall', 'suffocated in a wall while fighting %2$s', 'suffocated in a wall whilst fighting %2$s',
+  'tried to swim in lava', 'tried to swim in lava to escape %2$s', 'walked into a cactus while trying to escape %2$s',
+  'walked into a cactus whilst trying to escape %2$s', 'walked into danger zone due to %2$s',
+  'walked into fire while fighting %2$s', 'walked into fire whilst fighting %2$s',
+  'walked into the danger zone due to %2$s', 'was blown up by %2$s', 'was blown up by %2$s using %3$s',
+  'was burned to a crisp while fighting %2$s', 'was burned to a crisp while fighting %2$s wielding %3$s',
+  'was burnt to a crisp whilst fighting %2$s', 'was burnt to a crisp whilst fighting %2$s wielding %3$s',
+  'was doomed to fall', 'was doomed to fall by %2$s', 'was doomed to fall by %2$s using %3$s',
+  'was fireballed by %2$s', 'was fireballed by %2$s using %3$s', 'was frozen to death by %2$s', 'was impaled by %2$s',
+  'was impaled by %2$s with %3$s', 'was impaled on a stalagmite', 'was impaled on a stalagmite while fighting %2$s',
+  'was impaled on a stalagmite whilst fighting %2$s', 'was killed', 'was killed by magic',
+  'was killed by magic while trying to escape %2$s', 'was killed by magic whilst trying to escape %2$s',
+  'was killed by %2$s', 'was killed by %3$s trying to hurt %2$s', 'was killed by %2$s using magic',
+  'was killed by %2$s using %3$s', 'was killed by %3$s while trying to hurt %2$s', 'was killed trying to hurt %2$s',
+  'was killed while fighting %2$s', 'was killed while trying to hurt %2$s', 'was killed whilst fighting %2$s',
+  'was obliterated by a sonically-charged shriek',
+  'was obliterated by a sonically-charged shriek while trying to escape %2$s',
+  'was obliterated by a sonically-charged shriek while trying to escape %2$s wielding %3$s',
+  'was obliterated by a sonically-charged shriek whilst trying to escape %2$s',
+  'was obliterated by a sonically-charged shriek whilst trying to escape %2$s wielding %3$s',
+  'was poked to death by a sweet berry bush', 'was poked to death by a sweet berry bush while trying to escape %2$s',
+  'was poked to death by a sweet berry bush whilst trying to escape %2$s', 'was pricked to death',
+  'was pummeled by %2$s', 'was pummeled by %2$s using %3$s', 'was roasted in dragon breath',
+  'was roasted in dragon breath by %2$s', "was roasted in dragon's breath", "was roasted in dragon's breath by %2$s",
+  'was shot by a skull from %2$s', 'was shot by a skull from %2$s using %3$s', "was shot by a %2$s's skull",
+  'was shot by %2$s', 'was shot by %2$s using %3$s', 'was skewered by a falling stalactite',
+  'was skewered by a falling stalactite while fighting %2$s',
+  'was skewered by a falling stalactite whilst fighting %2$s', 'was slain by %2$s', 'was slain by %2$s using %3$s',
+  'was smashed by %2$s', 'was smashed by %2$s with %3$s', 'was speared by %2$s', 'was speared by %2$s using %3$s',
+  'was squashed by a falling anvil', 'was squashed by a falling anvil while fighting %2$s',
+  'was squashed by a falling anvil whilst fighting %2$s', 'was squashed by a falling block',
+  'was squashed by a falling block while fighting %2$s', 'was squashed by a falling block whilst fighting %2$s',
+  'was squashed by %2$s', 'was squished too much', 'was struck by lightning',
+  'was struck by lightning while fighting %2$s', 'was struck by lightning whilst fighting %2$s', 'was stung to death',
+  'was stung to death by %2$s', 'was stung to death by %2$s using %3$s', 'went off with a bang',
+  'went off with a bang due to a firework fired from %3$s by %2$s', 'went off with a bang while fighting %2$s',
+  'went off with a bang whilst fighting %2$s', 'went up in flames', 'withered away',
+  'withered away while fighting %2$s', 'withered away whilst fighting %2$s',
+];
+// one pattern of them all, anchored at both ends: a tail that is a prefix of another (`died`, `died because of …`)
+// matches only as itself
+const DEATH_MESSAGE = new RegExp(`^${NAME} (?:${DEATH_TAILS.map((tail) => tail.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
+  .replace('%2\\$s', '.+').replace('%3\\$s', '\\[.+\\]')).join('|')})$`);
+
+// How the game words each kind of advancement: `<name> <verb> [<title>]` (docs/formats.md#advancements)
+const ADVANCEMENT_VERBS = {
+  task: 'has made the advancement', goal: 'has reached the goal', challenge: 'has completed the challenge',
+  achievement: 'has just earned the achievement',
+};
+type AdvancementKind = keyof typeof ADVANCEMENT_VERBS;
+
 /** What a line means. Presence changes use the vocabulary the events publish (docs/api.md#get-apievents). */
-export type LineMeaning =
+type LineMeaning =
   | { type: 'session.started' } // `Starting minecraft server version …`: a new run of the game, nobody online
   | { type: 'server.stopping' }
   | { type: 'player.joined'; player: string }
   | { type: 'player.left'; player: string }
-  | { type: 'player.chat'; player: string; text: string } // as written; whether the player is online is the reader's
+  // whether the player is online is the reader's to say: these are as the line wrote them
+  | { type: 'player.chat'; player: string; text: string }
+  | { type: 'player.died'; player: string; message: string }
+  | { type: 'player.advancement'; player: string; advancement: string; kind: AdvancementKind }
+  | { type: 'server.lagging'; behind_ms: string; ticks: string }
   | { type: 'player.wrote' } // /me, a player's /say
   | { type: 'whitelist.added' | 'whitelist.removed' | 'whitelist.not-added' | 'whitelist.not-removed'; player: string }
   | { type: 'whitelist.no-such-player' | 'whitelist.already-listed' | 'whitelist.not-listed' };
@@ -1535,6 +1609,8 @@ interface LineKind {
   hint: string;
   pattern: RegExp;
   fields?: (match: RegExpExecArray) => Record<string, string>; // what the line tells besides its type
+  // the message begins with a player's name and nothing else marks it: the follower looks for the names online
+  byName?: true;
   example: string;
 }
 
@@ -1594,6 +1670,33 @@ export const LINE_KINDS: readonly LineKind[] = [
     type: 'player.wrote', threads: 'any', hint: '] ', pattern: /^(?:\[Not Secure\] )?\[(?!Server\])[^\]:]{1,64}\] /,
     example: '[Alex] hello',
   },
+  // what the game tells of a player (docs/formats.md#deaths): a death message is the victim's name
+  // and one of the game's texts, and nothing else in it is fixed
+  {
+    type: 'player.died', threads: 'server', level: 'INFO', hint: ' ', pattern: DEATH_MESSAGE,
+    fields: (m) => ({ player: m[1], message: m[0] }), byName: true, example: 'Alex was slain by Zombie',
+  },
+  // the title is the game's (or a datapack's) and shown in brackets; an achievement is 1.8-1.11's advancement
+  ...Object.entries(ADVANCEMENT_VERBS).map(([kind, verb]): LineKind => ({
+    type: 'player.advancement', threads: 'server', level: 'INFO', hint: ` ${verb} [`,
+    pattern: new RegExp(`^${NAME} ${verb} \\[(.+)\\]$`), fields: (m) => ({ player: m[1], advancement: m[2], kind }),
+    example: `Alex ${verb} [Stone Age]`,
+  })),
+  // the tick loop's warning, 1.13+ and 1.8-1.12 (docs/formats.md#lag); Paper removed it in 1.21.9
+  {
+    type: 'server.lagging', threads: 'server', level: 'WARN', hint: 'Can\'t keep up! ',
+    pattern: /^Can't keep up! Is the server overloaded\? Running (\d{1,9})ms or (\d{1,9}) ticks behind$/,
+    fields: (m) => ({ behind_ms: m[1], ticks: m[2] }),
+    example: 'Can\'t keep up! Is the server overloaded? Running 2034ms or 40 ticks behind',
+  },
+  {
+    type: 'server.lagging', threads: 'server', level: 'WARN', hint: 'Can\'t keep up! ',
+    pattern: new RegExp('^Can\'t keep up! Did the system time change, or is the server overloaded\\? '
+      + 'Running (\\d{1,9})ms behind, skipping (\\d{1,9}) tick\\(s\\)$'),
+    fields: (m) => ({ behind_ms: m[1], ticks: m[2] }),
+    example: 'Can\'t keep up! Did the system time change, or is the server overloaded? Running 2897ms behind, '
+      + 'skipping 57 tick(s)',
+  },
   // the console's replies to whitelist edits (docs/formats.md#console-replies): 1.13+ and 1.7-1.12 texts
   {
     type: 'whitelist.added', threads: 'server', hint: ' to the whitelist',
@@ -1633,7 +1736,7 @@ const isChatThread = (thread: string | undefined): boolean =>
   thread !== undefined && thread.startsWith('Async Chat Thread');
 
 /** What a log line means by LINE_KINDS, among the kinds of `types` (all when absent); undefined when nothing. */
-export function meaningOf(line: LogLine, types?: ReadonlySet<LineMeaning['type']>): LineMeaning | undefined {
+function meaningOf(line: LogLine, types?: ReadonlySet<LineMeaning['type']>): LineMeaning | undefined {
   for (const kind of LINE_KINDS) {
     if ((types !== undefined && !types.has(kind.type)) || !line.message.includes(kind.hint)) continue;
     if (kind.level !== undefined && line.level !== kind.level) continue;
@@ -1681,9 +1784,24 @@ const ARCHIVE_NAME = /^(\d{4})-(\d\d)-(\d\d)-\d+\.log\.gz$/;
 const PRESENCE_TYPES = new Set<LineMeaning['type']>([
   'session.started', 'server.stopping', 'player.joined', 'player.left',
 ]);
-const PRESENCE_NEEDLES = [
-  ...new Set(LINE_KINDS.filter((kind) => PRESENCE_TYPES.has(kind.type)).map((kind) => kind.hint)),
+// What the follower also tells, of a log followed live: what players say and do, and lag. The lines of a game that ran
+// before the daemon first read its log are taken for presence alone: events and counters are of what happens after.
+const TOLD_TYPES = new Set<LineMeaning['type']>(['player.chat', 'player.died', 'player.advancement', 'server.lagging']);
+const FOLLOWED_TYPES = new Set([...PRESENCE_TYPES, ...TOLD_TYPES]);
+const needlesOf = (types: ReadonlySet<LineMeaning['type']>): Buffer[] => [
+  ...new Set(LINE_KINDS.filter((kind) => types.has(kind.type) && kind.byName === undefined).map((kind) => kind.hint)),
 ].map((hint) => Buffer.from(hint));
+const PRESENCE_NEEDLES = needlesOf(PRESENCE_TYPES);
+const FOLLOWED_NEEDLES = needlesOf(FOLLOWED_TYPES);
+
+/** What the log told since the daemon started: the counters of GET /metrics. */
+interface LogCounts {
+  chat: number;
+  deaths: number;
+  advancements: number;
+  overloads: number;
+  ticksBehind: number;
+}
 
 /** A game session as its log tells it: who is online, and whether the server is shutting down. */
 interface Session {
@@ -1704,8 +1822,13 @@ interface Presence {
   read(game: GameProcess): Session | Promise<Session>;
   /** Whether what was already read says this game is shutting down: no I/O, so the console never waits for the log. */
   isKnownStopping(game: GameProcess): boolean;
-  /** Calls `listener` with each change that lines parsed from now on make (live events), or stops with undefined. */
+  /**
+   * Calls `listener` with each change that lines parsed from now on make, and with what they tell of players online
+   * and lag (live events); or stops with undefined.
+   */
   listen(listener: PresenceListener | undefined): void;
+  /** What lines followed live told so far. */
+  counts(): Readonly<LogCounts>;
   /** The game process whose log lines were parsed last. */
   followedGame(): string | undefined;
   close(): Promise<void>;
@@ -1725,6 +1848,10 @@ interface FollowedLog {
   game: string; // the game process the players belong to
   session: Session;
   view: Session; // the session plus the effect of a final unterminated line
+  viewStale: boolean; // the session changed since the view was made
+  live: boolean; // whether lines are told (TOLD_TYPES), not only applied to the session
+  // looked for in the raw bytes: the hints of the kinds followed, and `: <name> ` of each player online
+  needles: Buffer[];
 }
 
 /**
@@ -1734,8 +1861,11 @@ interface FollowedLog {
  */
 function createPresence(config: Readonly<Config>, clock: Clock, game: GameFinder): Presence {
   const file = latestLogPath(config);
+  const createdAtMs = Date.now();
   let listener: PresenceListener | undefined;
   let followed: FollowedLog | undefined;
+  let followedBefore: string | undefined; // the game whose log was read once: its lines from then on are live
+  const counts: LogCounts = { chat: 0, deaths: 0, advancements: 0, overloads: 0, ticksBehind: 0 };
   const updates = createSerialQueue();
   // the update asked for and not begun yet: every read that comes meanwhile shares it, so a burst of requests after a
   // write costs two updates, not one each (docs/performance.md: players online on a live log)
@@ -1745,17 +1875,61 @@ function createPresence(config: Readonly<Config>, clock: Clock, game: GameFinder
   let latestGame: GameProcess | undefined;
   const chunk = Buffer.allocUnsafe(PRESENCE_CHUNK_BYTES);
 
-  const follow = async (session: Session, identity: string): Promise<FollowedLog> => {
+  const follow = async (session: Session, current: GameProcess): Promise<FollowedLog> => {
+    const identity = gameIdentity(current);
     const { handle, stat } = await openRegularFile(file);
-    return {
+    const state: FollowedLog = {
       handle, dev: stat.dev, ino: stat.ino, head: Buffer.alloc(0), size: -1, mtimeMs: -1, settled: false, offset: 0,
-      skipping: false, sawStart: false, game: identity, session, view: session,
+      skipping: false, sawStart: false, game: identity, session, view: session, viewStale: true,
+      // a game started after the daemon: every line of its log is news
+      live: followedBefore === identity || clock.startedAtMs(current.startTicks) >= createdAtMs,
+      needles: [],
     };
+    followedBefore = identity;
+    state.needles = needlesFor(state);
+    return state;
   };
 
+  const needlesFor = (state: FollowedLog): Buffer[] => state.live
+    ? [...FOLLOWED_NEEDLES, ...[...state.session.players].map((player) => Buffer.from(`: ${player} `))]
+    : PRESENCE_NEEDLES;
+
+  /** What a line tells of a player online (or of lag): counted, and told to the listener. */
+  const tell = (state: FollowedLog, meaning: LineMeaning): void => {
+    if ('player' in meaning && !state.session.players.has(meaning.player)) return;
+    if (meaning.type === 'player.chat') counts.chat++;
+    else if (meaning.type === 'player.died') counts.deaths++;
+    else if (meaning.type === 'player.advancement') counts.advancements++;
+    else if (meaning.type === 'server.lagging') {
+      counts.overloads++;
+      counts.ticksBehind += Number(meaning.ticks);
+    }
+    listener?.(meaning, state.game);
+  };
+
+  /** Applies one whole line; returns whether it changed who is online. */
+  const applyLine = (state: FollowedLog, raw: string): boolean => {
+    const meaning = readLogLine(raw, state.live ? FOLLOWED_TYPES : PRESENCE_TYPES);
+    if (meaning === undefined) return false;
+    if (TOLD_TYPES.has(meaning.type)) {
+      tell(state, meaning);
+      return false;
+    }
+    let changed = false;
+    if (applyMeaning(state.session, meaning, (change) => {
+      changed ||= change.type !== 'server.stopping';
+      state.viewStale = true;
+      listener?.(change, state.game);
+    })) {
+      state.sawStart = true;
+      state.viewStale = true;
+    }
+    return changed;
+  };
+
+  const probe = Buffer.allocUnsafe(HEAD_BYTES + 1);
   /** Whether the file still starts as it did, and a line still ends where parsing stopped: two small reads. */
   const isSameContent = (state: FollowedLog): boolean => {
-    const probe = Buffer.alloc(state.head.length + 1);
     if (state.head.length > 0) fs.readSync(state.handle.fd, probe, 0, state.head.length, 0);
     if (!probe.subarray(0, state.head.length).equals(state.head)) return false;
     if (state.offset === 0) return true;
@@ -1763,29 +1937,24 @@ function createPresence(config: Readonly<Config>, clock: Clock, game: GameFinder
     return probe[0] === 10;
   };
 
-  /** Applies the presence lines among the whole lines of data[0, end), telling the listener what changed. */
+  /** Applies the followed lines among the whole lines of data[0, end), telling the listener what they tell. */
   const applyLines = (state: FollowedLog, data: Buffer, end: number): void => {
-    const next = PRESENCE_NEEDLES.map((needle) => data.indexOf(needle));
+    let needles = state.needles;
+    let next = needles.map((needle) => data.indexOf(needle));
     for (let pos = 0; pos < end; ) {
       let hit = -1;
       for (let i = 0; i < next.length; i++) {
         // each needle's search only moves forward: a chunk is read once per needle, whatever the line count
-        if (next[i] !== -1 && next[i] < pos) next[i] = data.indexOf(PRESENCE_NEEDLES[i], pos);
+        if (next[i] !== -1 && next[i] < pos) next[i] = data.indexOf(needles[i], pos);
         if (next[i] !== -1 && (hit === -1 || next[i] < hit)) hit = next[i];
       }
       if (hit === -1 || hit >= end) break;
       const lineStart = hit === 0 ? 0 : data.lastIndexOf(10, hit - 1) + 1;
       const lineEnd = data.indexOf(10, hit);
       // only whole lines are decoded, so a UTF-8 sequence is never split; a very long one means nothing
-      if (lineEnd - lineStart <= LOG_LINE_MAX_BYTES) {
-        const meaning = readLogLine(data.toString('utf8', lineStart, lineEnd), PRESENCE_TYPES);
-        if (meaning !== undefined && applyMeaning(
-          state.session,
-          meaning,
-          listener === undefined ? undefined : (change) => listener!(change, state.game),
-        )) {
-          state.sawStart = true;
-        }
+      if (lineEnd - lineStart <= LOG_LINE_MAX_BYTES && applyLine(state, data.toString('utf8', lineStart, lineEnd))) {
+        state.needles = needles = needlesFor(state);
+        next = needles.map((needle) => data.indexOf(needle, lineEnd));
       }
       pos = lineEnd + 1;
     }
@@ -1815,11 +1984,13 @@ function createPresence(config: Readonly<Config>, clock: Clock, game: GameFinder
   // log4j writes a line with one write: a final line that matches in full counts now, and is read again, whole, once
   // more bytes arrive (the offset stays at its start)
   const settleView = (state: FollowedLog, partial: string | undefined, size: number): void => {
-    const view = { players: new Set(state.session.players), stopping: state.session.stopping };
     const meaning = partial === undefined ? undefined : readLogLine(partial, PRESENCE_TYPES);
-    if (meaning !== undefined && applyMeaning(view, meaning)) state.sawStart = true;
     state.size = size;
+    if (meaning === undefined && !state.viewStale) return; // the view as it was, and its answer made once
+    const view = { players: new Set(state.session.players), stopping: state.session.stopping };
+    if (meaning !== undefined && applyMeaning(view, meaning)) state.sawStart = true;
     state.view = view;
+    state.viewStale = meaning !== undefined; // a view with the final line in it is not the session's
   };
 
   /** Parses [offset, size) into the state, a chunk at a time on libuv's threads. */
@@ -1862,7 +2033,9 @@ function createPresence(config: Readonly<Config>, clock: Clock, game: GameFinder
       // what the earlier process wrote last (its shutdown, its players leaving) is its own, not the new one's
       await parseAppended(state, (await state.handle.stat()).size);
       state.session = newSession(); // a new game process: everyone was disconnected
-      state.game = identity;
+      state.game = followedBefore = identity;
+      state.needles = needlesFor(state);
+      state.viewStale = true;
     }
     let st: fs.Stats | undefined;
     try {
@@ -1887,20 +2060,24 @@ function createPresence(config: Readonly<Config>, clock: Clock, game: GameFinder
       await parseAppended(state, (await state.handle.stat()).size);
       await state.handle.close();
       followed = undefined;
-      followed = state = await follow(state.session, identity);
+      followed = state = await follow(state.session, current);
     } else if (state !== undefined && (st.size < state.offset || !isSameContent(state))) {
       // truncated in place (log4j's copy-and-truncate fallback), perhaps already written again
-      Object.assign(state, { offset: 0, skipping: false, head: Buffer.alloc(0) });
+      Object.assign(state, { offset: 0, skipping: false, head: Buffer.alloc(0), viewStale: true });
     }
     if (state === undefined) {
-      state = await follow(newSession(), identity);
+      state = await follow(newSession(), current);
       await parseAppended(state, (await state.handle.stat()).size);
       if (!state.sawStart) {
-        // the daemon starts after a midnight roll: the session's start is in the archives
+        // the daemon starts after a midnight roll: the session's start is in the archives; the file is then read
+        // again for presence alone (what it told, it told once)
         Object.assign(state, {
           session: await sessionFromArchives(path.dirname(file), startedAtMs),
           offset: 0,
           skipping: false,
+          live: false,
+          needles: PRESENCE_NEEDLES,
+          viewStale: true,
         });
       }
       followed = state;
@@ -1909,6 +2086,10 @@ function createPresence(config: Readonly<Config>, clock: Clock, game: GameFinder
     await parseAppended(state, now.size);
     state.mtimeMs = now.mtimeMs;
     state.settled = isSettled(now.mtimeMs, readAtMs);
+    if (!state.live) {
+      state.live = true; // caught up: what is appended from now on is news
+      state.needles = needlesFor(state);
+    }
     return state.view;
   };
 
@@ -1971,6 +2152,7 @@ function createPresence(config: Readonly<Config>, clock: Clock, game: GameFinder
     isKnownStopping: (current) =>
       followed !== undefined && followed.game === gameIdentity(current) && followed.view.stopping,
     listen: (next) => (listener = next),
+    counts: () => counts,
     followedGame: () => followed?.game,
     async close() {
       await updates(async () => undefined);
@@ -2112,6 +2294,15 @@ const COMMAND_LENGTH = `command must be 1 to ${COMMAND_MAX_CHARS} characters lon
 const COMMAND_UNICODE = 'command must be valid Unicode text.';
 const OUTPUT_FLAG = 'output must be true or false.';
 
+const SAY_TEXT_MAX_CHARS = 256;
+const SAY_FROM_MAX_CHARS = 32;
+const TEXT_REQUIRED = 'text is required and must be a string.';
+const TEXT_LENGTH = `text must be 1 to ${SAY_TEXT_MAX_CHARS} characters long.`;
+const FROM_TYPE = 'from must be a string when given.';
+const FROM_LENGTH = `from must be 1 to ${SAY_FROM_MAX_CHARS} characters long.`;
+const SAY_UNICODE = 'text and from must be valid Unicode text.';
+const MESSAGE_SENT = 'Message sent.';
+
 // The spec's fourteen characters, then the C0 controls, DEL and the C1 controls (docs/api.md#post-apicommand)
 const FORBIDDEN_IN_COMMAND = /[;&|`$(){}[\]<>\\\x00-\x1f\x7f-\x9f]/;
 // The body as the API description shows it, and as validateCommand reads it (a test holds them to each other)
@@ -2120,11 +2311,71 @@ const COMMAND_BODY: Schema = {
   properties: {
     command: {
       type: 'string', minLength: 1, maxLength: COMMAND_MAX_CHARS,
-      pattern: `^[^${FORBIDDEN_IN_COMMAND.source.slice(1, -1)}]*$`,
+      // a JSON Schema pattern reads as a Unicode regex, where the surrogate range matches a lone surrogate alone
+      pattern: `^[^${FORBIDDEN_IN_COMMAND.source.slice(1, -1)}\\uD800-\\uDFFF]*$`,
     },
     output: { type: 'boolean' },
   },
 };
+
+const CONTROL_CHARACTERS = /[\x00-\x1f\x7f-\x9f]/g;
+// a say field holds something besides white space and control characters, and no lone surrogate
+const SAY_FIELD_PATTERN = '^[^\\uD800-\\uDFFF]*[^\\s\\x00-\\x1f\\x7f-\\x9f\\uD800-\\uDFFF][^\\uD800-\\uDFFF]*$';
+const SAY_BODY: Schema = {
+  type: 'object', required: ['text'],
+  properties: {
+    text: { type: 'string', minLength: 1, maxLength: SAY_TEXT_MAX_CHARS, pattern: SAY_FIELD_PATTERN },
+    from: { type: ['string', 'null'], minLength: 1, maxLength: SAY_FROM_MAX_CHARS, pattern: SAY_FIELD_PATTERN },
+  },
+};
+
+/**
+ * A field of POST /api/say as players see it: control characters (a chat platform's line breaks) become spaces, the
+ * ends are trimmed, and it must hold 1 to `max` characters (code points) then.
+ */
+function sayField(value: string, max: number, lengthError: string): string {
+  if (/\p{Surrogate}/u.test(value)) throw new HttpError(400, SAY_UNICODE);
+  const shown = value.replace(CONTROL_CHARACTERS, ' ').trim();
+  const length = [...shown].length;
+  if (length < 1 || length > max) throw new HttpError(400, lengthError);
+  return shown;
+}
+
+/** The body of POST /api/say: `text`, and `from` when given (null counts as not given). */
+export function validateSay(body: Record<string, unknown>): { text: string; from: string | undefined } {
+  if (typeof body.text !== 'string') throw new HttpError(400, TEXT_REQUIRED);
+  if (body.from !== undefined && body.from !== null && typeof body.from !== 'string') {
+    throw new HttpError(400, FROM_TYPE);
+  }
+  const text = sayField(body.text, SAY_TEXT_MAX_CHARS, TEXT_LENGTH);
+  const from = typeof body.from === 'string' ? sayField(body.from, SAY_FROM_MAX_CHARS, FROM_LENGTH) : undefined;
+  return { text, from };
+}
+
+// Typed as `\uXXXX` though printable: what would end the string (`"`, `\`), and what the spec keeps out of every typed
+// line (docs/api.md#post-apisay)
+const TELLRAW_ESCAPED = new Set('"\\;&|`$()<>');
+
+/**
+ * The console line of POST /api/say (docs/formats.md#tellraw): `tellraw @a {"text":"[from] text"}`, one compound with a
+ * quoted key and a string, which JSON (1.8 to 1.21.4, lenient and strict Gson) and SNBT (1.21.5 on) both read the same.
+ * Only printable ASCII is typed: every other UTF-16 unit, and the characters above, as `\uXXXX`, the one escape all
+ * of them read alike (SNBT has no `\/`, strict Gson no `\x`). Players see the text as it was, but for two things
+ * text cannot show safely: `§` (which every client reads as a formatting code) is shown as `⸹`, and `${` gets a
+ * zero-width space (log4j before 2.15, in clients of 1.8 to 1.18, looks up `${…}` in the chat it logs).
+ */
+export function tellrawLine(from: string | undefined, text: string): string {
+  const shown = `[${from ?? 'Server'}] ${text}`.replace(/§/g, '\u2E39').replace(/\$\{/g, '$\u200B{');
+  let escaped = '';
+  for (let i = 0; i < shown.length; i++) {
+    const unit = shown.charCodeAt(i);
+    escaped += unit >= 0x20 && unit <= 0x7e && !TELLRAW_ESCAPED.has(shown[i])
+      ? shown[i]
+      : `\\u${unit.toString(16).toUpperCase().padStart(4, '0')}`;
+  }
+  // at most 3,481 characters: under the 4,095 a terminal's line discipline takes in one line
+  return `tellraw @a {"text":"${escaped}"}`;
+}
 
 /** The console command as sent: outer spaces trimmed, 1..1000 characters, no forbidden character. */
 export function validateCommand(value: unknown): string {
@@ -2133,7 +2384,8 @@ export function validateCommand(value: unknown): string {
   // a lone UTF-16 surrogate (`\ud800` in JSON) has no UTF-8 form: it would reach the console as U+FFFD
   if (/\p{Surrogate}/u.test(command)) throw new HttpError(400, COMMAND_UNICODE);
   if (FORBIDDEN_IN_COMMAND.test(command)) throw new HttpError(400, COMMAND_CHARACTERS);
-  if (command.length < 1 || command.length > COMMAND_MAX_CHARS) throw new HttpError(400, COMMAND_LENGTH);
+  const length = [...command].length; // in characters (code points), as the description's maxLength counts
+  if (length < 1 || length > COMMAND_MAX_CHARS) throw new HttpError(400, COMMAND_LENGTH);
   return command;
 }
 
@@ -2169,6 +2421,8 @@ async function readBody(req: IncomingMessage): Promise<Buffer> {
 interface GameConsole {
   /** POST /api/command */
   command(request: ApiRequest): Promise<Reply>;
+  /** POST /api/say */
+  say(request: ApiRequest): Promise<Reply>;
   /**
    * Types `command`, in its turn, then `watch` reads the log from where it ended when the command was typed: no other
    * command is typed until it returns, so no other command's reply can fall into what it reads (a whitelist verdict).
@@ -2295,6 +2549,12 @@ function createGameConsole(config: Readonly<Config>, game: GameFinder, presence:
         return collectOutput(latestLog, mark);
       });
       return { status: 200, body: JSON.stringify({ ok: true, message, output }), outcome: message };
+    },
+    async say(request) {
+      const { text, from } = validateSay(await readJsonObject(request));
+      // tellraw logs nothing when it reaches players (and `No player was found` when nobody is online): no window
+      await turns(() => deliver(tellrawLine(from, text)));
+      return messageReply(MESSAGE_SENT);
     },
     sendAndWatch,
   };
@@ -2468,6 +2728,20 @@ const COMMAND_ROUTE: RouteAbout = {
     400: failure('`command` is missing, not a string, too long, or holds a forbidden or control character; '
       + '`output` is not a boolean; or the body is not a JSON object.', COMMAND_CHARACTERS),
     429: failure('Eight commands are already waiting for their output.', TOO_MANY_WAITING),
+    ...BODY_ANSWERS, ...WRITE_ANSWERS, ...CONSOLE_ANSWERS,
+  },
+};
+
+const SAY_ROUTE: RouteAbout = {
+  summary: 'Show a line of chat to every player',
+  description: 'Every player sees `[from] text` (`[Server] text` without from), sent with tellraw: the text is only '
+    + 'ever text, never a selector, a component or a command. Line breaks and other control characters become '
+    + 'spaces; `§` shows as `⸹`. The line typed into the console is printable ASCII.',
+  body: SAY_BODY,
+  answers: {
+    200: success('Delivered to the console.', 'Message', { ok: true, message: MESSAGE_SENT }),
+    400: failure('`text` is missing or not 1 to 256 characters, `from` is not 1 to 32 characters, either holds a '
+      + 'lone surrogate, or the body is not a JSON object.', TEXT_LENGTH),
     ...BODY_ANSWERS, ...WRITE_ANSWERS, ...CONSOLE_ANSWERS,
   },
 };
@@ -2874,7 +3148,7 @@ const BACKUP_TYPES: ReadonlyArray<[string, BackupType]> = [
   ['gameserver_backup_', 'full_backup'],
   ['restore_undo', 'restore_undo'],
 ];
-export type BackupType = 'snapshot' | 'full_backup' | 'restore_undo' | 'archive';
+type BackupType = 'snapshot' | 'full_backup' | 'restore_undo' | 'archive';
 
 /** An archive as GET /api/backups lists it (and backup.finished carries it). */
 interface BackupEntry {
@@ -3152,6 +3426,7 @@ const EVENT_STREAM_RETRY_MS = 3_000;
 const EVENT_KEEPALIVE_MS = 15_000;
 const EVENT_STREAM_MAX_PENDING_BYTES = 1024 * 1024; // a stream whose reader is that far behind is closed
 const WATCH_PULSE_MS = 500; // the safety net behind fs.watch, the process's pulse, keep-alives: events within 1 s
+const WATCH_COALESCE_MS = 50; // docs/performance.md#the-bridge: a chat line reaches a stream within 100 ms
 const WATCH_LINGER_MS = 10_000; // after the last stream closed: a reconnect after `retry` misses nothing
 const BACKUP_SETTLE_MS = 250; // a new archive's size and time must hold this long before it counts as finished
 const WEBHOOK_QUEUE_MAX = 1_000;
@@ -3160,6 +3435,11 @@ const WEBHOOK_RETRY_MAX_MS = 60_000;
 const WEBHOOK_GIVE_UP_MS = 10 * 60_000;
 const WEBHOOK_TIMEOUT_MS = 10_000;
 const DISCORD_CONTENT_MAX_CHARS = 2_000;
+const LAG_SUMMARY_MS = 60_000;
+const EVENT_TEXT_MAX_CHARS = 256; // of a player's chat, a death message, an advancement's title
+const CRASH_REASON_MAX_CHARS = 200;
+const CRASH_REPORT_HEAD_BYTES = 16 * 1024; // the Description is on the report's fourth line
+const CRASH_REPORT_NAME = /^crash-\d{4}-\d\d-\d\d_\d\d\.\d\d\.\d\d-server\.txt$/; // the name sorts by time
 const EVENT_STREAM_TYPE = 'text/event-stream; charset=utf-8';
 const TOO_MANY_STREAMS = 'Too many event streams are open; try again later.';
 const WRONG_KEY = 'Unauthorized — the key sent (X-API-Key, or the password of Basic auth) is wrong.';
@@ -3194,23 +3474,30 @@ function createEventLog(): EventLog {
   const newEra = (): string => randomBytes(6).toString('base64url');
   let era = newEra();
   let sequence = 0;
+  // a ring: the oldest is overwritten, not shifted out (a busy chat appends an event every 50 ms)
   const kept: Array<{ id: string; frame: string }> = [];
+  let oldest = 0;
   return {
     append(data) {
       const id = `${era}-${++sequence}`;
       const frame = sseFrame(data, id);
-      kept.push({ id, frame });
-      if (kept.length > EVENTS_KEPT) kept.shift();
+      if (kept.length < EVENTS_KEPT) kept.push({ id, frame });
+      else {
+        kept[oldest] = { id, frame };
+        oldest = (oldest + 1) % EVENTS_KEPT;
+      }
       return frame;
     },
     replayAfter(id) {
-      const at = kept.findIndex((event) => event.id === id);
-      return at === -1 ? undefined : kept.slice(at + 1).map((event) => event.frame);
+      const inOrder = [...kept.slice(oldest), ...kept.slice(0, oldest)];
+      const at = inOrder.findIndex((event) => event.id === id);
+      return at === -1 ? undefined : inOrder.slice(at + 1).map((event) => event.frame);
     },
     forget() {
       era = newEra();
       sequence = 0;
       kept.length = 0;
+      oldest = 0;
     },
   };
 }
@@ -3219,37 +3506,66 @@ type Publish = (type: string, fields?: Record<string, unknown>) => void;
 
 /** A detector of changes on the host: its first look takes the starting state, without events. */
 interface Detector {
+  dir: string; // the folder whose changes it looks at (a pulse looks at everything)
   look(): void | Promise<void>;
+  /** What a change in its folder calls for when that is less than a look: the game's log, its new lines alone. */
+  glance?(): void | Promise<void>;
+  close?(): void; // a timer it holds
 }
 
 /**
- * The game process starting and ending (`crashed` when it ended without a stop line) and what its log says of
- * players and shutdown, in order: lines of a process whose start was not seen yet wait for it.
+ * The game process starting and ending (`crashed` when it ended without a stop line, or wrote a crash report), and
+ * what its log says, in order: lines of a process whose start was not seen yet wait for it.
  */
 function detectGame(
+  config: Readonly<Config>,
+  clock: Clock,
   game: GameFinder,
   presence: Presence,
   publish: Publish,
 ): Detector & { onPresence: PresenceListener } {
+  const crashReports = path.join(config.serverDir, 'crash-reports');
+  const dir = path.dirname(latestLogPath(config));
+  const lag = createLagSummary(publish);
   let current: GameProcess | undefined;
+  let reportBefore: CrashReport | undefined; // the newest crash report when the current process was first seen
   let stopping = false;
   let online = new Set<string>();
   let early: Array<[string, LineMeaning]> = [];
   let ready = false;
 
   const apply = (change: LineMeaning): void => {
-    if (change.type === 'server.stopping') {
-      if (!stopping) publish('server.stopping');
-      stopping = true;
-    } else if (change.type === 'player.joined') {
-      if (!online.has(change.player)) publish('player.joined', { player: change.player });
-      online.add(change.player);
-    } else if (change.type === 'player.left' && online.delete(change.player)) {
-      publish('player.left', { player: change.player });
+    switch (change.type) {
+      case 'server.stopping':
+        if (!stopping) publish('server.stopping');
+        stopping = true;
+        break;
+      case 'player.joined':
+        if (!online.has(change.player)) publish('player.joined', { player: change.player });
+        online.add(change.player);
+        break;
+      case 'player.left':
+        if (online.delete(change.player)) publish('player.left', { player: change.player });
+        break;
+      case 'player.chat':
+        publish('player.chat', { player: change.player, text: eventText(change.text) });
+        break;
+      case 'player.died':
+        publish('player.died', { player: change.player, message: eventText(change.message) });
+        break;
+      case 'player.advancement':
+        publish('player.advancement', {
+          player: change.player, advancement: eventText(change.advancement), kind: change.kind,
+        });
+        break;
+      case 'server.lagging':
+        lag.add(Number(change.behind_ms), Number(change.ticks));
+        break;
     }
   };
 
   return {
+    dir,
     onPresence(change, gameId) {
       if (!ready) return;
       if (current === undefined || gameIdentity(current) !== gameId) early.push([gameId, change]);
@@ -3263,13 +3579,17 @@ function detectGame(
         // the process ended: its last lines first (its shutdown, players leaving), then players it never logged out
         if (presence.followedGame() === gameIdentity(before)) await presence.read(before);
         for (const player of online) publish('player.left', { player });
-        publish('server.stopped', { pid: before.pid, crashed: !stopping });
+        const reason = readCrashReason(crashReports, reportBefore, clock.startedAtMs(before.startTicks));
+        publish('server.stopped', {
+          pid: before.pid, crashed: !stopping || reason !== undefined, ...reason === undefined ? {} : { reason },
+        });
         current = undefined;
         stopping = false;
         online = new Set();
       }
       if (now !== undefined && current === undefined) {
         current = now;
+        reportBefore = newestCrashReport(crashReports);
         if (!quiet) publish('server.started', { pid: now.pid });
         const waiting = early.filter(([id]) => id === gameIdentity(now));
         early = [];
@@ -3284,7 +3604,97 @@ function detectGame(
       }
       ready = true;
     },
+    // a line written by the game it knows: the process's end is the pulse's to see (within 0.5 s)
+    async glance() {
+      if (current === undefined) return this.look();
+      await presence.read(current);
+    },
+    close: lag.close,
   };
+}
+
+/** A player's text as an event carries it: addresses masked, at most 256 characters (whole code points). */
+function eventText(text: string): string {
+  return [...maskAddresses(text)].slice(0, EVENT_TEXT_MAX_CHARS).join('');
+}
+
+/**
+ * Lag at most once a minute (docs/api.md#get-apievents): the first warning of a quiet minute at once, the ones after
+ * it summed and published when its minute ends.
+ */
+export function createLagSummary(
+  publish: Publish,
+  minuteMs = LAG_SUMMARY_MS,
+): { add(behindMs: number, ticks: number): void; close(): void } {
+  let sums: { behind_ms: number; ticks: number; overloads: number } | undefined;
+  let minute: NodeJS.Timeout | undefined;
+  const endMinute = (): void => {
+    minute = undefined;
+    if (sums === undefined) return; // a quiet minute: the next warning is news again
+    publish('server.lagging', sums);
+    sums = undefined;
+    minute = setTimeout(endMinute, minuteMs);
+  };
+  return {
+    add(behindMs, ticks) {
+      if (minute === undefined) {
+        publish('server.lagging', { behind_ms: behindMs, ticks, overloads: 1 });
+        minute = setTimeout(endMinute, minuteMs);
+        return;
+      }
+      sums ??= { behind_ms: 0, ticks: 0, overloads: 0 };
+      sums.behind_ms += behindMs;
+      sums.ticks += ticks;
+      sums.overloads++;
+    },
+    close: () => clearTimeout(minute),
+  };
+}
+
+interface CrashReport {
+  file: string;
+  mtimeMs: number;
+}
+
+/** The newest crash report, by the time in its name (a report written in the same second replaces it). */
+function newestCrashReport(dir: string): CrashReport | undefined {
+  let newest: string | undefined;
+  try {
+    for (const name of fs.readdirSync(dir)) {
+      if (CRASH_REPORT_NAME.test(name) && (newest === undefined || name > newest)) newest = name;
+    }
+  } catch {
+    return undefined; // no folder: no report
+  }
+  const file = newest === undefined ? undefined : path.join(dir, newest);
+  const mtimeMs = file === undefined ? undefined : fs.statSync(file, { throwIfNoEntry: false })?.mtimeMs;
+  return mtimeMs === undefined ? undefined : { file: file!, mtimeMs };
+}
+
+/**
+ * Why the game crashed (docs/formats.md#crash-reports): the `Description:` of a crash report that is new since the
+ * process was first seen and was written after it started; undefined when there is none.
+ */
+function readCrashReason(dir: string, before: CrashReport | undefined, startedAtMs: number): string | undefined {
+  const report = newestCrashReport(dir);
+  if (report === undefined || report.mtimeMs < startedAtMs) return undefined;
+  if (report.file === before?.file && report.mtimeMs === before.mtimeMs) return undefined;
+  let head: string;
+  try {
+    const { fd } = openRegularFileSync(report.file);
+    try {
+      const bytes = Buffer.alloc(CRASH_REPORT_HEAD_BYTES);
+      head = bytes.toString('utf8', 0, fs.readSync(fd, bytes, 0, bytes.length, 0));
+    } finally {
+      fs.closeSync(fd);
+    }
+  } catch {
+    return undefined;
+  }
+  const description = /^Description: (.*?)\r?$/m.exec(head)?.[1].trim();
+  return description === undefined || description === ''
+    ? undefined
+    : [...maskAddresses(description.replace(COLOUR_CODES, ''))].slice(0, CRASH_REASON_MAX_CHARS).join('');
 }
 
 /** whitelist.json changed, by the API or anyone else: who was added and who removed (by UUID, else by name). */
@@ -3292,6 +3702,7 @@ function detectWhitelist(config: Readonly<Config>, publish: Publish): Detector {
   let entries: Map<string, string> | undefined; // uuid (or name) → name
   let signature = '';
   return {
+    dir: config.serverDir,
     look() {
       const now = settledSignature(whitelistPath(config));
       if (now !== '' && now === signature) return;
@@ -3321,6 +3732,7 @@ function detectBackups(config: Readonly<Config>, publish: Publish, lookAgain: ()
   let signature = '';
   const pending = new Map<string, { signature: string; atMs: number }>();
   return {
+    dir: config.backupDir,
     look() {
       const now = settledSignature(config.backupDir);
       if (now !== '' && now === signature && pending.size === 0) return;
@@ -3378,16 +3790,17 @@ interface Events {
  * only while a stream is open, for 10 s after the last one closed, or always when a webhook is set: it costs nothing
  * while nobody listens.
  */
-function createEvents(config: Readonly<Config>, game: GameFinder, presence: Presence): Events {
+function createEvents(config: Readonly<Config>, clock: Clock, game: GameFinder, presence: Presence): Events {
   const streams = new Map<StreamSink, number>(); // → when it was last written to (performance.now())
-  const opening = new Set<StreamSink>(); // begun, waiting for the starting state: they hold slots, and get no events yet
+  // begun, waiting for the starting state: they hold slots, and get no events yet
+  const opening = new Set<StreamSink>();
   const kept = createEventLog();
   const webhook = config.webhookUrl === undefined ? undefined : createWebhook(config);
   const fault = createFaultLog('watching for events');
   let watching: Watching | undefined;
   let linger: NodeJS.Timeout | undefined;
   let checking = false;
-  let checkAgain = false;
+  let due = new Map<Detector, boolean>(); // detectors asked to look (true) or glance (false) at the host
 
   const publish: Publish = (type, fields = {}) => {
     const event: ApiEvent = { type, time: new Date().toISOString(), ...fields };
@@ -3398,35 +3811,42 @@ function createEvents(config: Readonly<Config>, game: GameFinder, presence: Pres
       sink.write(frame);
       streams.set(sink, now);
     }
-    webhook?.deliver(config.webhookFormat === 'discord' ? JSON.stringify({ content: describeEvent(event) }) : data);
+    // Discord pings nobody, whatever the line holds (its escaping is the second guard)
+    webhook?.deliver(config.webhookFormat === 'discord'
+      ? JSON.stringify({ content: describeEvent(event), allowed_mentions: { parse: [] } })
+      : data);
   };
 
-  /** Looks at the host, one look at a time; a look asked for meanwhile follows the current one. */
-  const check = async (): Promise<void> => {
-    if (checking) {
-      checkAgain = true;
-      return;
-    }
+  /**
+   * Has these detectors look (`full`) or glance at the host, one check at a time; what is asked for meanwhile follows
+   * the current check.
+   */
+  const check = async (detectors: readonly Detector[], full: boolean): Promise<void> => {
+    for (const detector of detectors) due.set(detector, full || due.get(detector) === true);
+    if (checking) return;
     checking = true;
     try {
-      do {
-        checkAgain = false;
+      while (due.size > 0 && watching !== undefined) {
         const current = watching;
-        if (current === undefined) break;
+        const now = due;
+        due = new Map();
         let failed: string | undefined;
         // each detector on its own: a log that cannot be read does not hide a whitelist change
-        for (const detector of current.detectors) {
+        for (const [detector, look] of now) {
           try {
-            await detector.look();
+            await (look || detector.glance === undefined ? detector.look() : detector.glance());
           } catch (err) {
             // a file that cannot be read now (a roll, a half-written rewrite) is looked at again on the next pulse
             if (!(err instanceof HttpError) && (err as NodeJS.ErrnoException).code === undefined) throw err;
             failed ??= describeError(err);
           }
         }
-        fault(failed);
+        // a fault is over once every detector has looked again (the pulse)
+        if (failed !== undefined || (now.size === current.detectors.length && [...now.values()].every(Boolean))) {
+          fault(failed);
+        }
         current.looked(); // even a look that failed: streams wait for no file to come right
-      } while (checkAgain);
+      }
     } finally {
       checking = false;
     }
@@ -3444,7 +3864,7 @@ function createEvents(config: Readonly<Config>, game: GameFinder, presence: Pres
       sink.write(': keep-alive\n\n');
       streams.set(sink, now);
     }
-    void check();
+    void check(watching!.detectors, true);
   };
 
   /** Watches, if it does not yet; resolves once the first look took the starting state. */
@@ -3452,16 +3872,22 @@ function createEvents(config: Readonly<Config>, game: GameFinder, presence: Pres
     clearTimeout(linger);
     linger = undefined;
     if (watching !== undefined) return watching.ready;
-    const gameDetector = detectGame(game, presence, publish);
-    const detectors = [
-      gameDetector,
-      detectWhitelist(config, publish),
-      detectBackups(config, publish, () => void check()),
-    ];
+    const gameDetector = detectGame(config, clock, game, presence, publish);
+    const backups: Detector = detectBackups(config, publish, () => void check([backups], true));
+    const detectors = [gameDetector, detectWhitelist(config, publish), backups];
     const watchers: fs.FSWatcher[] = [];
-    for (const dir of [config.serverDir, path.dirname(latestLogPath(config)), config.backupDir]) {
+    for (const dir of new Set(detectors.map((detector) => detector.dir))) {
+      const inDir = detectors.filter((detector) => detector.dir === dir);
       try {
-        watchers.push(fs.watch(dir, { persistent: false }, () => void check()).on('error', () => undefined));
+        // the changes of a moment are looked at together: a busy chat's lines cost a glance each 50 ms, not each
+        let glance: NodeJS.Timeout | undefined;
+        const glanceSoon = (): void => {
+          glance ??= setTimeout(() => {
+            glance = undefined;
+            void check(inDir, false);
+          }, WATCH_COALESCE_MS);
+        };
+        watchers.push(fs.watch(dir, { persistent: false }, glanceSoon).on('error', () => undefined));
       } catch {
         // a folder that does not exist (yet): the pulse looks at it instead
       }
@@ -3470,13 +3896,14 @@ function createEvents(config: Readonly<Config>, game: GameFinder, presence: Pres
     const ready = new Promise<void>((resolve) => (looked = resolve));
     watching = { watchers, pulse: setInterval(pulse, WATCH_PULSE_MS), detectors, ready, looked };
     presence.listen(gameDetector.onPresence);
-    void check();
+    void check(detectors, true);
     return ready;
   };
 
   const stopWatching = (): void => {
     if (watching === undefined) return;
     for (const watcher of watching.watchers) watcher.close();
+    for (const detector of watching.detectors) detector.close?.();
     clearInterval(watching.pulse);
     presence.listen(undefined);
     watching = undefined;
@@ -3542,21 +3969,42 @@ function createEvents(config: Readonly<Config>, game: GameFinder, presence: Pres
   };
 }
 
-/** One readable line for a chat channel (EVENT_WEBHOOK_FORMAT=discord), with Discord's markdown escaped. */
+/**
+ * One readable line for a chat channel (EVENT_WEBHOOK_FORMAT=discord). What players wrote (names, chat, a named mob in
+ * a death message, a datapack's advancement title) reaches the channel as plain text: Discord's markdown escaped, and
+ * no mention, link, invite, emoji or timestamp it would render.
+ */
 export function describeEvent(event: { type: string; [field: string]: unknown }): string {
-  const name = (value: unknown): string => String(value).replace(/[\\*_~`|>#[\]()-]/g, '\\$&').replace(/@/g, '@\u200b');
-  const names = (value: unknown): string => (Array.isArray(value) ? value.map(name).join(', ') : '');
+  const plain = (value: unknown): string => String(value)
+    .replace(/[\\*_~`|<>#[\]()-]/g, '\\$&')
+    .replace(/@/g, '@\u200b')
+    // a link needs its `://`, an invite its domain: a zero-width space breaks both, and the text reads the same
+    .replace(/\/\//g, '/\u200b/')
+    .replace(/discord(?=(?:app)?\.(?:gg|com|me|io|li)\b)/gi, 'discord\u200b');
+  const names = (value: unknown): string => (Array.isArray(value) ? value.map(plain).join(', ') : '');
   let text: string;
   switch (event.type) {
     case 'server.started': text = `The Minecraft server started (pid ${event.pid}).`; break;
     case 'server.stopping': text = 'The Minecraft server is stopping.'; break;
     case 'server.stopped':
-      text = event.crashed
-        ? `The Minecraft server stopped without shutting down: it crashed or was killed (pid ${event.pid}).`
-        : `The Minecraft server stopped (pid ${event.pid}).`;
+      if (event.reason !== undefined) text = `The Minecraft server crashed: ${plain(event.reason)} (pid ${event.pid}).`;
+      else if (event.crashed) {
+        text = `The Minecraft server stopped without shutting down: it crashed or was killed (pid ${event.pid}).`;
+      } else text = `The Minecraft server stopped (pid ${event.pid}).`;
       break;
-    case 'player.joined': text = `${name(event.player)} joined the game.`; break;
-    case 'player.left': text = `${name(event.player)} left the game.`; break;
+    case 'player.joined': text = `${plain(event.player)} joined the game.`; break;
+    case 'player.left': text = `${plain(event.player)} left the game.`; break;
+    case 'player.chat': text = `${plain(`<${event.player}>`)} ${plain(event.text)}`; break;
+    case 'player.died': text = plain(event.message); break;
+    case 'player.advancement':
+      text = plain(`${event.player} ${ADVANCEMENT_VERBS[event.kind as AdvancementKind]} [${event.advancement}]`);
+      break;
+    case 'server.lagging': {
+      const warnings = event.overloads === 1 ? '1 warning' : `${event.overloads} warnings`;
+      text = `The server is lagging: ${(Number(event.behind_ms) / 1000).toFixed(1)} s behind `
+        + `(${warnings} in the last minute).`;
+      break;
+    }
     case 'whitelist.changed': {
       const added = Array.isArray(event.added) && event.added.length > 0 ? `added ${names(event.added)}` : '';
       const removed = Array.isArray(event.removed) && event.removed.length > 0 ? `removed ${names(event.removed)}` : '';
@@ -3565,10 +4013,10 @@ export function describeEvent(event: { type: string; [field: string]: unknown })
     }
     case 'backup.finished': {
       const backup = event.backup as { name?: unknown; size?: unknown };
-      text = `Backup finished: ${name(backup.name)} (${String(backup.size)}).`;
+      text = `Backup finished: ${plain(backup.name)} (${String(backup.size)}).`;
       break;
     }
-    default: text = `Event ${name(event.type)}.`;
+    default: text = `Event ${plain(event.type)}.`;
   }
   return text.length > DISCORD_CONTENT_MAX_CHARS ? `${text.slice(0, DISCORD_CONTENT_MAX_CHARS - 1)}…` : text;
 }
@@ -3585,6 +4033,11 @@ interface Webhook {
  */
 function createWebhook(config: Readonly<Config>): Webhook {
   const url = config.webhookUrl!;
+  // made once, and one connection kept open (Node 18's global agent closes each): a busy chat posts every 50 ms
+  const target = {
+    ...urlToHttpOptions(url),
+    agent: new (url.protocol === 'https:' ? HttpsAgent : HttpAgent)({ keepAlive: true, maxSockets: 1 }),
+  };
   const queue: Array<{ body: string; firstAttemptMs: number | undefined; failures: number }> = [];
   let sending = false;
   let retry: NodeJS.Timeout | undefined;
@@ -3602,8 +4055,7 @@ function createWebhook(config: Readonly<Config>): Webhook {
       headers['X-Signature-256'] = `sha256=${createHmac('sha256', config.webhookSecret).update(body).digest('hex')}`;
     }
     const request = (url.protocol === 'https:' ? httpsRequest : httpRequest)(
-      url,
-      { method: 'POST', headers, timeout: WEBHOOK_TIMEOUT_MS },
+      { ...target, method: 'POST', headers, timeout: WEBHOOK_TIMEOUT_MS },
       (res) => {
         res.resume(); // the answer's body is not needed, and must not fill memory
         res.on('end', () => resolve(res.statusCode ?? 0));
@@ -3664,6 +4116,7 @@ function createWebhook(config: Readonly<Config>): Webhook {
     close() {
       closed = true;
       clearTimeout(retry);
+      target.agent.destroy(); // its kept-alive connection would hold the daemon's exit
       if (queue.length > 0) log(`webhook: ${queue.length} events were not delivered before the daemon stopped`);
     },
   };
@@ -3671,9 +4124,11 @@ function createWebhook(config: Readonly<Config>): Webhook {
 
 const EVENTS_ROUTE: RouteAbout = {
   summary: 'Live events (Server-Sent Events)',
-  description: 'Unnamed events with an id and one data line of JSON {type, time, ...}: server.started, '
-    + 'server.stopping, server.stopped, player.joined, player.left, whitelist.changed, backup.finished, '
-    + 'and stream.reset after an unknown Last-Event-ID. A comment after 15 s of quiet. '
+  description: 'Unnamed events with an id and one data line of JSON {type, time, ...} (the Event schema): '
+    + 'server.started, server.stopping, server.stopped (with the crash report\'s reason after a crash), player.joined, '
+    + 'player.left, player.chat, player.died, player.advancement, server.lagging (at most one a minute), '
+    + 'whitelist.changed, backup.finished, and stream.reset after an unknown Last-Event-ID. '
+    + 'A comment after 15 s of quiet. '
     + 'Public; the key, as X-API-Key or as the password of HTTP Basic auth (http://relay:KEY@host:6767/api/events), '
     + 'opens one of the 8 of the 64 streams kept for it.',
   parameters: [
@@ -3813,6 +4268,16 @@ function createMetrics(
     }
     family('minecraft_player_online', 'gauge', 'One sample of 1 for each player online.',
       players.map((player): [Record<string, string>, number] => [{ player }, 1]));
+    // what latest.log told since the daemon started (docs/api.md#get-metrics), as the read above left it
+    const told = presence.counts();
+    family('minecraft_chat_messages_total', 'counter', 'Chat lines of players online.', [[{}, told.chat]]);
+    family('minecraft_player_deaths_total', 'counter', 'Death messages of players online.', [[{}, told.deaths]]);
+    family('minecraft_advancements_total', 'counter', 'Advancements (and achievements) made by players online.',
+      [[{}, told.advancements]]);
+    family('minecraft_tick_overloads_total', 'counter', 'Can\'t keep up! warnings of the server thread.',
+      [[{}, told.overloads]]);
+    family('minecraft_ticks_behind_total', 'counter', 'Ticks behind (or skipped), by those warnings.',
+      [[{}, told.ticksBehind]]);
     if (whitelist !== undefined) {
       family('minecraft_whitelist_players', 'gauge', 'Entries of whitelist.json.', [[{}, whitelist.length]]);
     }
@@ -3984,7 +4449,52 @@ const SCHEMAS: Record<string, Schema> = {
     type: 'object', required: ['ok', 'report'], additionalProperties: false,
     properties: { ok: { const: true }, report: { type: 'string' } },
   },
+  // the JSON of an event's data line (docs/api.md#get-apievents)
+  Event: {
+    oneOf: [
+      eventSchema('server.started', { pid: { type: 'integer', minimum: 1 } }),
+      eventSchema('server.stopping', {}),
+      eventSchema('server.stopped', { pid: { type: 'integer', minimum: 1 }, crashed: { type: 'boolean' } }, {
+        reason: { type: 'string', maxLength: CRASH_REASON_MAX_CHARS },
+      }),
+      eventSchema(['player.joined', 'player.left'], { player: { type: 'string' } }),
+      eventSchema('player.chat', {
+        player: { type: 'string' }, text: { type: 'string', maxLength: EVENT_TEXT_MAX_CHARS },
+      }),
+      eventSchema('player.died', {
+        player: { type: 'string' }, message: { type: 'string', maxLength: EVENT_TEXT_MAX_CHARS },
+      }),
+      eventSchema('player.advancement', {
+        player: { type: 'string' }, advancement: { type: 'string', maxLength: EVENT_TEXT_MAX_CHARS },
+        kind: { enum: Object.keys(ADVANCEMENT_VERBS) },
+      }),
+      eventSchema('server.lagging', {
+        behind_ms: { type: 'integer', minimum: 0 }, ticks: { type: 'integer', minimum: 0 },
+        overloads: { type: 'integer', minimum: 1 },
+      }),
+      eventSchema('whitelist.changed', {
+        added: { type: 'array', items: { type: 'string' } }, removed: { type: 'array', items: { type: 'string' } },
+      }),
+      eventSchema('backup.finished', { backup: 'Backup' }),
+      eventSchema('stream.reset', {}),
+    ],
+  },
 };
+
+/** One event type's schema: `type`, `time`, and its fields. */
+function eventSchema(
+  type: string | string[],
+  fields: Record<string, Schema>,
+  optional: Record<string, Schema> = {},
+): Schema {
+  return {
+    type: 'object', required: ['type', 'time', ...Object.keys(fields)], additionalProperties: false,
+    properties: {
+      type: Array.isArray(type) ? { enum: type } : { const: type }, time: { type: 'string', format: 'date-time' },
+      ...fields, ...optional,
+    },
+  };
+}
 
 /** The OpenAPI 3.1 document of the route table (docs/api.md#get-apiopenapijson). */
 export function openApiDocument(routes: readonly Route[] = routeTable()): object {

@@ -2,11 +2,15 @@
 // bin/java, written by demo/host.ts, calls runGame() with cwd = the server folder and stdin = the tmux pane.
 // It writes vanilla log lines to logs/latest.log, records every console line it reads, and answers list, say,
 // banlist (ips), help, tellraw, whitelist add|remove|list and stop the way the real server does (docs/formats.md).
-// Files in <root>/control/ change it, read at each command: `game-era` holding `1.12` gives the 1.7-1.12
-// whitelist replies; `game-ignores-whitelist` makes it neither answer nor apply a whitelist command;
+// Files in <root>/control/ change it, read at each command or action: `game-era` holding `1.12` gives the 1.7-1.12
+// whitelist replies and lag warnings, `1.8` those and 1.8-1.11's achievements; `game-flavour` holding `paper` logs
+// chat from Paper's chat threads and players' commands, `forge` writes Forge's line prefix;
+// `game-ignores-whitelist` makes it neither answer nor apply a whitelist command;
 // `chat-after-reply` holds a chat line (`<Alex> hi`) that a player says right after the next command's reply, once;
 // `lines-after-reply` holds a JSON list of [thread, message] logged right after the next reply, once; while
 // `console-hold` exists, console lines are recorded but wait, as on a lagging server, and run in order once it is gone.
+// An `act-<n>.json` file, a JSON list of actions (GameAction), makes players do things: the game runs the lists in
+// the order of n as soon as they appear, and removes each.
 
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
@@ -25,6 +29,26 @@ const VISITOR_MAX_DELAY_MS = 6_000;
 // A Floodgate (Bedrock) name with its leading dot among them (docs/formats.md, Bukkit family).
 export const SIMULATED_PLAYERS: readonly string[] = ['Alex', 'Steve', '.Bramble_Crest', 'Kai_2'];
 const CHAT_LINES = ['hello', 'anyone up for the nether?', 'brb', 'gg', 'who took my diamonds'];
+const DEATHS = ['was slain by Zombie', 'fell from a high place', 'drowned', 'was shot by Skeleton', 'tried to swim in lava'];
+const ADVANCEMENTS: ReadonlyArray<[AdvancementKind, string]> = [
+  ['task', 'Stone Age'], ['task', 'Getting an Upgrade'], ['goal', 'The End?'], ['challenge', 'Return to Sender'],
+];
+const ACTION_FILE = /^act-(\d+)\.json$/;
+const WATCHDOG_TICK_SECONDS = '60.00';
+
+type AdvancementKind = 'task' | 'goal' | 'challenge';
+
+/** What a test (or the demo) makes happen in the game, in the texts and threads of the era and flavour set. */
+export type GameAction =
+  | { do: 'join' | 'leave'; player: string }
+  | { do: 'chat'; player: string; text: string; secure?: boolean } // 1.19.1+: unsigned chat is `[Not Secure]`
+  | { do: 'say' | 'me'; player: string; text: string } // a player's /say and /me
+  | { do: 'tell'; player: string; to: string; text: string } // a player's /tell: vanilla logs nothing
+  | { do: 'die'; player: string; message: string } // the death message after the victim's name
+  | { do: 'advance'; player: string; kind: AdvancementKind; title: string }
+  | { do: 'lag'; ms: number }
+  // a crash: the tick loop's (a report, then the shutdown) or the watchdog's (a report, then a halt)
+  | { do: 'crash'; description: string; by?: 'tick-loop' | 'watchdog' };
 
 export interface GameOptions {
   players: boolean;   // simulated players join, chat and leave every few seconds
@@ -112,8 +136,19 @@ function rollLatestLog(): void {
   fs.unlinkSync(LATEST_LOG);
 }
 
+const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+
+/** The line prefix of the flavour: vanilla's (Paper's, Fabric's), or Forge 1.13+'s with its date and logger. */
+function prefix(game: Game, thread: string, level: string): string {
+  if (controlFile(game, 'game-flavour') !== 'forge') return `[${clock()}] [${thread}/${level}]: `;
+  const now = new Date();
+  const date = `${pad2(now.getDate())}${MONTHS[now.getMonth()]}${now.getFullYear()}`;
+  const ms = String(now.getMilliseconds()).padStart(3, '0');
+  return `[${date} ${clock(now)}.${ms}] [${thread}/${level}] [net.minecraft.server.MinecraftServer/]: `;
+}
+
 function writeLog(game: Game, message: string, thread = 'Server thread', level = 'INFO'): void {
-  const line = `[${clock()}] [${thread}/${level}]: ${message}\n`;
+  const line = `${prefix(game, thread, level)}${message}\n`;
   fs.writeSync(game.logFd, line);   // one write per event, like log4j, so a reader never sees half an event
   process.stdout.write(line);
 }
@@ -146,8 +181,12 @@ function stepVisitors(game: Game): void {
   const away = SIMULATED_PLAYERS.filter((name) => !game.online.has(name));
   const here = [...game.online];
   const roll = Math.random();
-  if (here.length > 0 && roll < 0.25) writeLog(game, `<${pick(here)}> ${pick(CHAT_LINES)}`);
-  else if (away.length > 0 && (here.length === 0 || roll < 0.65)) joinPlayer(game, pick(away));
+  if (here.length > 0 && roll < 0.25) act(game, { do: 'chat', player: pick(here), text: pick(CHAT_LINES) });
+  else if (here.length > 0 && roll < 0.3) act(game, { do: 'die', player: pick(here), message: pick(DEATHS) });
+  else if (here.length > 0 && roll < 0.35) {
+    const [kind, title] = pick(ADVANCEMENTS);
+    act(game, { do: 'advance', player: pick(here), kind, title });
+  } else if (away.length > 0 && (here.length === 0 || roll < 0.7)) joinPlayer(game, pick(away));
   else if (here.length > 0) disconnectPlayer(game, pick(here), 'Disconnected');
 }
 
@@ -205,7 +244,7 @@ function controlFile(game: Game, name: string): string | null {
 
 // 1.13+ replies name the canonical profile and check for no-ops; 1.7-1.12 echo the name as typed, "add" any
 // name twice, and word refusals as `Could not …` (docs/formats.md, console replies).
-const isOldEra = (game: Game): boolean => controlFile(game, 'game-era') === '1.12';
+const isOldEra = (game: Game): boolean => ['1.12', '1.8'].includes(controlFile(game, 'game-era') ?? '');
 
 function addToWhitelist(game: Game, name: string): void {
   const profile = resolveProfile(name);
@@ -251,8 +290,8 @@ function runCommand(game: Game, text: string): void {
     return writeLog(game, `There are ${game.online.size} of a max of ${MAX_PLAYERS} players online: ${[...game.online].join(', ')}`);
   }
   if (words[0] === 'say' && words.length > 1) return writeLog(game, `[Server] ${command.slice('say '.length)}`);
-  // tellraw gives the console no feedback at all
-  if (words[0] === 'tellraw') return;
+  // tellraw tells the console nothing when it reached someone, and 1.13+ that nobody was there otherwise
+  if (words[0] === 'tellraw') return game.online.size === 0 && !isOldEra(game) ? writeLog(game, 'No player was found') : undefined;
   if (command === 'banlist ips') {
     writeLog(game, 'There are 1 ban(s):');
     return writeLog(game, '203.0.113.66 was banned by Server: Griefing');
@@ -325,6 +364,86 @@ function readConsole(game: Game): void {
   process.stdin.on('error', () => stopServer(game, false));   // EIO once the pane's terminal hangs up
 }
 
+// ---- Actions ----
+
+/** Runs the action lists that appeared in the control folder, in order. */
+function runActionFiles(game: Game): void {
+  if (game.controlDir === null || game.stopping) return;
+  const files = fs.readdirSync(game.controlDir)
+    .map((name) => ACTION_FILE.exec(name))
+    .filter((match) => match !== null)
+    .sort((a, b) => Number(a[1]) - Number(b[1]));
+  for (const [name] of files) {
+    const file = `${game.controlDir}/${name}`;
+    const actions = JSON.parse(fs.readFileSync(file, 'utf8')) as GameAction[];
+    fs.rmSync(file);
+    for (const action of actions) if (!game.stopping) act(game, action);
+  }
+}
+
+function act(game: Game, action: GameAction): void {
+  const era = controlFile(game, 'game-era');
+  const paper = controlFile(game, 'game-flavour') === 'paper';
+  switch (action.do) {
+    case 'join': return joinPlayer(game, action.player);
+    case 'leave': return disconnectPlayer(game, action.player, 'Disconnected');
+    case 'chat': {
+      const tag = action.secure === false && era === null ? '[Not Secure] ' : '';
+      return writeLog(game, `${tag}<${action.player}> ${action.text}`, paper ? 'Async Chat Thread - #0' : 'Server thread');
+    }
+    case 'say':
+      if (paper) writeLog(game, `${action.player} issued server command: /say ${action.text}`);
+      return writeLog(game, `[${action.player}] ${action.text}`);
+    case 'me':
+      if (paper) writeLog(game, `${action.player} issued server command: /me ${action.text}`);
+      return writeLog(game, `* ${action.player} ${action.text}`);
+    case 'tell':
+      if (paper) writeLog(game, `${action.player} issued server command: /tell ${action.to} ${action.text}`);
+      return;
+    case 'die': return writeLog(game, `${action.player} ${action.message}`);
+    case 'advance':
+      if (era === '1.8') return writeLog(game, `${action.player} has just earned the achievement [${action.title}]`);
+      return writeLog(game, `${action.player} ${ADVANCEMENT_TEXTS[action.kind]} [${action.title}]`);
+    case 'lag': {
+      const ticks = Math.floor(action.ms / 50);
+      return writeLog(game, isOldEra(game)
+        ? `Can't keep up! Did the system time change, or is the server overloaded? Running ${action.ms}ms behind, skipping ${ticks} tick(s)`
+        : `Can't keep up! Is the server overloaded? Running ${action.ms}ms or ${ticks} ticks behind`, 'Server thread', 'WARN');
+    }
+    case 'crash': return crash(game, action.description, action.by ?? 'tick-loop');
+  }
+}
+
+const ADVANCEMENT_TEXTS: Record<AdvancementKind, string> = {
+  task: 'has made the advancement', goal: 'has reached the goal', challenge: 'has completed the challenge',
+};
+
+/** A crash as vanilla 1.19.1+ reports it: the report in crash-reports/, its path in the log, then the end. */
+function crash(game: Game, description: string, by: 'tick-loop' | 'watchdog'): void {
+  const now = new Date();
+  const stamp = `${localDate(now)}_${pad2(now.getHours())}.${pad2(now.getMinutes())}.${pad2(now.getSeconds())}`;
+  const report = `crash-reports/crash-${stamp}-server.txt`;
+  const thread = by === 'watchdog' ? 'Server Watchdog' : 'Server thread';
+  if (by === 'watchdog') {
+    writeLog(game, `A single server tick took ${WATCHDOG_TICK_SECONDS} seconds (should be max 0.05)`, thread, 'ERROR');
+    writeLog(game, 'Considering it to be crashed, server will forcibly shutdown.', thread, 'ERROR');
+  } else {
+    writeLog(game, 'Encountered an unexpected exception', thread, 'ERROR');
+    fs.writeSync(game.logFd, 'java.lang.IllegalStateException: simulated\n\tat net.minecraft.server.MinecraftServer.tickServer(MinecraftServer.java:1)\n');
+  }
+  fs.mkdirSync('crash-reports', { recursive: true });
+  fs.writeFileSync(report, [
+    '---- Minecraft Crash Report ----', '// Why did you do that?', '',
+    `Time: ${localDate(now)} ${clock(now)}`, `Description: ${description}`, '',
+    'java.lang.IllegalStateException: simulated', '\tat net.minecraft.server.MinecraftServer.tickServer(MinecraftServer.java:1)',
+    '', '', 'A detailed walkthrough of the error, its code path and all known details is as follows:', '-'.repeat(87), '',
+  ].join('\n'));
+  writeLog(game, `This crash report has been saved to: ${process.cwd()}/./${report}`, thread, 'ERROR');
+  if (by === 'tick-loop') return stopServer(game, false, 1);
+  fs.closeSync(game.logFd);
+  process.exit(1); // Runtime.halt: no shutdown, no stop line
+}
+
 // ---- Life cycle ----
 
 function startServer(game: Game): void {
@@ -349,11 +468,15 @@ function startServer(game: Game): void {
 function finishStartup(game: Game, startedMs: number, players: boolean): void {
   writeLog(game, `Done (${((Date.now() - startedMs) / 1000).toFixed(3)}s)! For help, type "help"`);
   readConsole(game);
+  if (game.controlDir !== null) {
+    fs.watch(game.controlDir, () => runActionFiles(game));
+    runActionFiles(game);
+  }
   if (players) scheduleVisitors(game);
 }
 
 /** The shutdown sequence of vanilla: `/stop` adds its own first line; a signal or end of input starts at "Stopping server". */
-function stopServer(game: Game, byCommand: boolean): void {
+function stopServer(game: Game, byCommand: boolean, exitCode = 0): void {
   if (game.stopping) return;
   game.stopping = true;
   if (byCommand) writeLog(game, 'Stopping the server');
@@ -367,7 +490,7 @@ function stopServer(game: Game, byCommand: boolean): void {
   writeLog(game, 'ThreadedAnvilChunkStorage (world): All chunks are saved');
   writeLog(game, 'ThreadedAnvilChunkStorage: All dimensions are saved');
   fs.closeSync(game.logFd);
-  process.exit(0);
+  process.exit(exitCode);
 }
 
 function consoleRecordPath(argv: readonly string[]): string | null {

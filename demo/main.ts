@@ -16,6 +16,7 @@ const DAEMON_STOP_TIMEOUT_MS = 7_000;
 const START_UP_PREFIX = 'gameserver-api ';
 const SAMPLE_BODIES: Record<string, string> = {
   '/api/command': '{"command":"list","output":true}',
+  '/api/say': '{"text":"Hello from curl","from":"Admin"}',
   '/api/whitelist/add': '{"player":"Alex"}',
   '/api/whitelist/remove': '{"player":"Alex"}',
 };
