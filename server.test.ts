@@ -1037,7 +1037,7 @@ describe('LINE_KINDS: the log grammar', () => {
   for (const kind of LINE_KINDS) {
     test(`readLogLine() reads the example of the ${kind.type} row as ${kind.type}, and its hint is in it`, () => {
       assert.equal(readLogLine(`[12:00:00] [Server thread/${kind.level ?? 'INFO'}]: ${kind.example}`)?.type, kind.type);
-      assert.ok(kind.example.includes(kind.hint), 'the fast path looks for the hint before anything is decoded');
+      assert.ok([kind.hint].flat().some((hint) => kind.example.includes(hint)), 'the fast path looks for the hint before anything is decoded');
     });
   }
   for (const [line, meaning] of [
@@ -1236,6 +1236,147 @@ describe('createLagSummary()', () => {
     lag.add(2100, 42);
     assert.deepEqual(published[2], ['server.lagging', { behind_ms: 2100, ticks: 42, overloads: 1 }]);
     lag.close();
+  });
+});
+
+// ---- The relay's n8n workflows (docs/n8n/, README: n8n) ----
+
+const N8N_DIR = path.join(__dirname, '..', 'docs', 'n8n');
+const N8N_API_BASE = 'http://game1.example:6767';   // the one address a workflow file holds: the user sets theirs
+const N8N_KEY_PLACEHOLDER = 'REPLACE_WITH_THE_API_KEY';
+const N8N_CREDENTIALS: Record<string, string[]> = {
+  httpHeaderAuth: ['X-API-Key', 'gameserver-api relay bot'],
+  discordWebhookApi: ['Discord channel webhook'],
+};
+interface N8nNode { id: string; name: string; type: string; typeVersion: number; parameters: Record<string, any>; credentials?: Record<string, { id: string; name: string }>; webhookId?: string }
+interface N8nWorkflow { id: string; name: string; nodes: N8nNode[]; connections: Record<string, { main: Array<Array<{ node: string; type: string; index: number }>> }>; settings: { executionOrder: string } }
+const n8nWorkflows = () => fs.readdirSync(N8N_DIR).filter((file) => file.endsWith('.json')).sort()
+  .map((file) => ({ file, text: fs.readFileSync(path.join(N8N_DIR, file), 'utf8') }));
+const n8nNodes = (workflow: N8nWorkflow, type: string) => workflow.nodes.filter((node) => node.type === `n8n-nodes-base.${type}`);
+/** Every string in a parsed JSON value. */
+const stringsIn = (value: unknown): string[] => typeof value === 'string' ? [value]
+  : typeof value === 'object' && value !== null ? Object.values(value).flatMap(stringsIn) : [];
+
+/**
+ * A parameter as n8n reads it: one that starts with `=` has each `{{ … }}` replaced by the value of the JavaScript in
+ * it, given `$json` (the node's input item) and `$('Node')` (another node's item).
+ */
+function n8nEvaluate(parameter: string, $json: unknown, items: Record<string, unknown> = {}): string {
+  if (!parameter.startsWith('=')) return parameter;
+  const $ = (node: string) => ({ item: { json: items[node] } });
+  return parameter.slice(1).replace(/\{\{([\s\S]*?)\}\}/g, (_, code: string) => {
+    const value = new Function('$json', '$', `return (${code});`)($json, $) as unknown;
+    return typeof value === 'string' ? value : JSON.stringify(value);
+  });
+}
+
+describe('docs/n8n: the relay\'s workflows as files', () => {
+  test('docs/n8n holds one workflow file per recipe: the chat command, events to Discord, the chat bridge, the whitelist request', () => {
+    assert.deepEqual(n8nWorkflows().map((w) => w.file), ['chat-bridge.json', 'chat-command.json', 'events-to-discord.json', 'whitelist-request.json']);
+  });
+  for (const { file, text } of n8nWorkflows()) {
+    const workflow = JSON.parse(text) as N8nWorkflow;
+    test(`${file} is an n8n 2.x workflow export: an id, a name, nodes with unique names, connections between nodes that exist`, () => {
+      assert.match(workflow.id, /^[A-Za-z0-9]{1,36}$/);   // n8n's import needs an id
+      assert.ok(workflow.name.startsWith('gameserver-api: '));
+      assert.equal(workflow.settings.executionOrder, 'v1');
+      const names = workflow.nodes.map((node) => node.name);
+      assert.equal(new Set(names).size, names.length);
+      for (const node of workflow.nodes) assert.ok(node.type.startsWith('n8n-nodes-base.') && Number.isFinite(node.typeVersion), node.name);
+      for (const [source, { main }] of Object.entries(workflow.connections)) {
+        assert.ok(names.includes(source), source);
+        for (const target of main.flat()) assert.ok(names.includes(target.node), target.node);
+      }
+    });
+
+    test(`${file}: every HTTP Request node names a route of the table with its method, sends the key exactly where the route needs it, and passes every answer on`, () => {
+      for (const node of n8nNodes(workflow, 'httpRequest')) {
+        const route = /^=\{\{ \$\('Settings'\)\.item\.json\.apiBase \}\}(\/[a-z/]*)$/.exec(node.parameters.url)?.[1];
+        const described = DESCRIBED_ROUTES.find((r) => r.route === route && r.method === node.parameters.method);
+        assert.ok(described !== undefined, `${node.name}: ${node.parameters.method} ${node.parameters.url}`);
+        if (described.auth_required) {
+          assert.equal(node.parameters.authentication, 'genericCredentialType');
+          assert.equal(node.parameters.genericAuthType, 'httpHeaderAuth');
+          assert.equal(node.credentials?.httpHeaderAuth.name, 'X-API-Key');
+        } else {
+          assert.equal(node.credentials, undefined, `${node.name} sends no key to a public route`);
+        }
+        // the daemon's 400, 409 and 503 reach the chat: never an n8n error in their place
+        assert.deepEqual(node.parameters.options.response.response, { fullResponse: true, neverError: true });
+      }
+    });
+
+    test(`${file}: every body is built with JSON.stringify, never a JSON text with {{ }} pasted into it`, () => {
+      for (const node of workflow.nodes) {
+        for (const name of ['jsonBody', 'responseBody']) {
+          const body = node.parameters[name] as string | undefined;
+          if (body === undefined) continue;
+          assert.match(body, /^=\{\{ JSON\.stringify\(\{[\s\S]*\}\) \}\}$/, `${node.name}.${name}`);
+          assert.equal(body.match(/\{\{/g)?.length, 1, `${node.name}.${name} is one expression`);
+        }
+      }
+    });
+
+    test(`${file} holds no key, webhook URL or address but the placeholders, and names its credentials`, () => {
+      const strings = stringsIn(workflow);
+      for (const value of strings) {
+        // node ids and webhook ids are UUIDs; anything else this long and random would be a secret
+        for (const token of value.match(/[A-Za-z0-9_-]{32,}/g) ?? []) assert.match(token, /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/, `${token} in ${file}`);
+        assert.doesNotMatch(value, /discord(app)?\.com\/api\/webhooks/);
+        for (const url of value.match(/https?:\/\/[^\s"'`)]+/g) ?? []) {
+          const { host, password } = new URL(url.replace(/\{\{.*$/, ''));
+          assert.equal(host, new URL(N8N_API_BASE).host, `${url} in ${file}`);
+          assert.ok(password === '' || password === N8N_KEY_PLACEHOLDER, `${url} in ${file}`);
+        }
+      }
+      for (const node of workflow.nodes) {
+        for (const [type, { name }] of Object.entries(node.credentials ?? {})) assert.ok(N8N_CREDENTIALS[type]?.includes(name), `${node.name}: ${type} ${name}`);
+      }
+      const settings = workflow.nodes.find((node) => node.name === 'Settings');
+      if (n8nNodes(workflow, 'httpRequest').length > 0) {
+        assert.equal(settings?.parameters.assignments.assignments.find((a: { name: string }) => a.name === 'apiBase')?.value, N8N_API_BASE);
+      }
+    });
+
+    test(`${file}: the SSE trigger reads GET /api/events with the key as its URL's password, and every webhook answers what it got, behind a credential`, () => {
+      for (const node of n8nNodes(workflow, 'sseTrigger')) {
+        const url = new URL(node.parameters.url);
+        assert.deepEqual([url.origin, url.pathname, url.username, url.password], [N8N_API_BASE, '/api/events', 'relay', N8N_KEY_PLACEHOLDER]);
+      }
+      for (const node of n8nNodes(workflow, 'webhook')) {
+        assert.equal(node.parameters.authentication, 'headerAuth', 'no open door to the console');
+        assert.equal(node.credentials?.httpHeaderAuth.name, 'gameserver-api relay bot');
+        assert.equal(node.parameters.responseMode, 'responseNode');
+        assert.match(node.webhookId ?? '', /^[0-9a-f-]{36}$/);
+        // every path from the webhook ends in an answer to it
+        const ends = (name: string): string[] => {
+          const next = (workflow.connections[name]?.main ?? []).flat().map((target) => target.node);
+          return next.length === 0 ? [name] : next.flatMap(ends);
+        };
+        for (const end of ends(node.name)) assert.equal(workflow.nodes.find((n) => n.name === end)?.type, 'n8n-nodes-base.respondToWebhook', `${node.name} → ${end}`);
+      }
+    });
+  }
+
+  test('events-to-discord.json makes one readable line of every event type the daemon publishes but stream.reset, players\' text escaped', () => {
+    const workflow = JSON.parse(fs.readFileSync(path.join(N8N_DIR, 'events-to-discord.json'), 'utf8')) as N8nWorkflow;
+    const [byType] = n8nNodes(workflow, 'switch');
+    const routed = byType.parameters.rules.values.map((rule: any) => rule.conditions.conditions[0].rightValue as string);
+    const published = API_DOCUMENT.components.schemas.Event.oneOf.flatMap((option: JsonSchema) => option.properties.type.const ?? option.properties.type.enum);
+    assert.deepEqual([...routed].sort(), published.filter((type: string) => type !== 'stream.reset').sort());
+    const escape = workflow.nodes.find((node) => node.name === 'Escape for Discord')!.parameters.assignments.assignments[0].value as string;
+    const lineOf = (event: Record<string, unknown>) => {
+      const output = routed.indexOf(event.type as string);
+      const setNode = workflow.nodes.find((node) => node.name === workflow.connections['By type'].main[output][0].node)!;
+      return n8nEvaluate(escape, { line: n8nEvaluate(setNode.parameters.assignments.assignments[0].value, event) });
+    };
+    assert.equal(lineOf({ type: 'player.chat', player: 'Kai_2', text: '@everyone **free** https://evil.example' }), '\\<Kai\\_2\\> @\u200beveryone \\*\\*free\\*\\* https:/\u200b/evil.example');
+    assert.equal(lineOf({ type: 'player.died', player: 'Alex', message: 'Alex was slain by Zombie' }), 'Alex was slain by Zombie');
+    assert.equal(lineOf({ type: 'player.advancement', player: 'Alex', advancement: 'Stone Age', kind: 'task' }), 'Alex has made the advancement \\[Stone Age\\]');
+    assert.equal(lineOf({ type: 'server.lagging', behind_ms: 2034, ticks: 40, overloads: 3 }), 'The server is lagging: 2.0 s behind \\(3 warnings in the last minute\\)');
+    assert.equal(lineOf({ type: 'server.stopped', pid: 7, crashed: true, reason: 'Exception in server tick loop' }), 'The server crashed: Exception in server tick loop');
+    assert.equal(lineOf({ type: 'backup.finished', backup: { name: 'snapshot_1.tar.gz', size: '1.50 KB' } }), 'Backup finished: snapshot\\_1.tar.gz \\(1.50 KB\\)');
+    assert.equal(lineOf({ type: 'whitelist.changed', added: ['Kai_2'], removed: ['Bob', 'Zoe'] }), 'Whitelist: added Kai\\_2; removed Bob, Zoe');
   });
 });
 
@@ -4721,6 +4862,74 @@ describe('the compiled daemon', { concurrency: GROUPS_AT_ONCE }, () => {
         { type: 'server.stopped', pid, crashed: true, reason: 'Watching Server' },
         { type: 'server.stopped', pid: next, crashed: false },
       ]);
+    });
+  });
+
+  // ---- The relay's workflows against the daemon (docs/n8n/) ----
+
+  describe('docs/n8n: what the workflows send for a chat message, and what they answer', { concurrency: 1 }, () => {
+    const { host, d } = group({ game: true });
+    const load = (file: string) => JSON.parse(fs.readFileSync(path.join(N8N_DIR, file), 'utf8')) as N8nWorkflow;
+    /**
+     * A message through a workflow as n8n runs it: its HTTP Request node's URL and body for the message, sent to the
+     * daemon with the key, and the reply its Respond to Webhook node makes of the answer.
+     */
+    const relay = async (file: string, message: object) => {
+      const workflow = load(file);
+      const [call] = n8nNodes(workflow, 'httpRequest');
+      const [trigger] = n8nNodes(workflow, 'webhook');
+      const items = { [trigger.name]: { body: message }, Settings: { apiBase: `http://127.0.0.1:${d.port}` } };
+      const body = n8nEvaluate(call.parameters.jsonBody, {}, items);
+      const res = await d.request(call.parameters.method, new URL(n8nEvaluate(call.parameters.url, {}, items)).pathname, { key: KEY, body });
+      const answer = workflow.connections[call.name].main[0][0].node;
+      const responseBody = workflow.nodes.find((node) => node.name === answer)!.parameters.responseBody as string;
+      return { body: JSON.parse(body) as Record<string, unknown>, res, reply: (JSON.parse(n8nEvaluate(responseBody, { statusCode: res.status, body: res.json }, items)) as { reply: string }).reply };
+    };
+    const mark = () => consoleBytes(host).length;
+
+    for (const text of ['say "quoted" it\'s fine', 'say emoji 😀 and ümlauts', 'list']) {
+      test(`chat-command.json types !mc ${JSON.stringify(text)} as written and replies with the game's reply`, async () => {
+        const start = mark();
+        const { body, res, reply } = await relay('chat-command.json', { content: `!mc ${text}`, author: { username: 'kim' }, roles: ['Minecraft Admin'] });
+        assert.deepEqual(body, { command: text, output: true });
+        assert.equal(res.status, 200);
+        assert.equal(await consoleSince(host, start, `${text}\n`), `${text}\n`);
+        assert.equal(reply, res.json.output.join('\n') || 'Done.');
+      });
+    }
+
+    for (const text of ['say back\\slash', 'say two\nlines', 'say {{ not an expression }}']) {
+      test(`chat-command.json carries !mc ${JSON.stringify(text)} intact, and the daemon's 400 is the chat's reply`, async () => {
+        const start = mark();
+        const { body, res, reply } = await relay('chat-command.json', { content: `!mc ${text}`, author: { username: 'kim' }, roles: ['Minecraft Admin'] });
+        assert.deepEqual(body, { command: text, output: true });
+        assertReply(res, 400, { ok: false, error: MSG.commandChars });
+        assert.equal(reply, MSG.commandChars);
+        await assertNothingSentSince(d, host, start);
+      });
+    }
+
+    test('chat-bridge.json says a channel message, quotes, backslashes, braces, emoji and line breaks included, as [sender] text to every player', async () => {
+      const start = mark();
+      const content = 'He said "hi" \\ {{ $json }} 😀\nand @a left';
+      const { body, res, reply } = await relay('chat-bridge.json', { content, author: { username: 'kim', global_name: 'Kim ✨', bot: false } });
+      assert.deepEqual(body, { text: content, from: 'Kim ✨' });
+      assertReply(res, 200, { ok: true, message: 'Message sent.' });
+      assert.equal(reply, 'Message sent.');
+      const typed = tellrawLine('Kim ✨', 'He said "hi" \\ {{ $json }} 😀 and @a left');
+      assert.equal(await consoleSince(host, start, `${typed}\n`), `${typed}\n`);
+    });
+
+    test('whitelist-request.json adds the name of !whitelist Name and replies with the daemon\'s verdict, 202 and 400 included', async (t) => {
+      const roles = ['Member'];
+      assert.equal((await relay('whitelist-request.json', { content: '!whitelist Zed_9', author: { username: 'zed' }, roles })).reply, 'Zed_9 added to whitelist.');
+      assert.equal((await relay('whitelist-request.json', { content: '!whitelist Zed_9 ', author: { username: 'zed' }, roles })).reply, 'Zed_9 is already on the whitelist.');
+      const refused = await relay('whitelist-request.json', { content: '!whitelist "Zed"', author: { username: 'zed' }, roles });
+      assert.deepEqual([refused.body, refused.res.status, refused.reply], [{ player: '"Zed"' }, 400, MSG.playerPattern]);
+      fs.writeFileSync(path.join(host.controlDir, 'game-ignores-whitelist'), '');
+      t.after(() => fs.rmSync(path.join(host.controlDir, 'game-ignores-whitelist'), { force: true }));
+      const waiting = await relay('whitelist-request.json', { content: '!whitelist Quiet_8', author: { username: 'q' }, roles });
+      assert.deepEqual([waiting.res.status, waiting.reply], [202, 'Quiet_8: whitelist add sent; the game server has not confirmed it yet.']);
     });
   });
 

@@ -23,7 +23,7 @@ import { gunzip } from 'node:zlib';
 // ---- Limits that cut across features (each feature's own are in its section) ----
 
 const SERVICE_NAME = 'gameserver-api';
-const VERSION = '1.1.0'; // equals package.json's version (a test checks): dist/server.js is deployed alone
+const VERSION = '1.2.0'; // equals package.json's version (a test checks): dist/server.js is deployed alone
 const EX_CONFIG = 78;
 const MAX_BODY_BYTES = 16 * 1024;
 const SMALL_FILE_MAX_BYTES = 16 * 1024 * 1024; // server.properties, whitelist.json, usercache.json, version files
@@ -1570,6 +1570,8 @@ const DEATH_TAILS = [
   'went off with a bang whilst fighting %2$s', 'went up in flames', 'withered away',
   'withered away while fighting %2$s', 'withered away whilst fighting %2$s',
 ];
+// every death message holds the first word of its text after the name
+const DEATH_HINTS = [...new Set(DEATH_TAILS.map((tail) => ` ${tail.split(' ')[0]}`))];
 // one pattern of them all, anchored at both ends: a tail that is a prefix of another (`died`, `died because of …`)
 // matches only as itself
 const DEATH_MESSAGE = new RegExp(`^${NAME} (?:${DEATH_TAILS.map((tail) => tail.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
@@ -1606,11 +1608,9 @@ interface LineKind {
   type: LineMeaning['type'];
   threads: 'game' | 'server' | 'any';
   level?: string;
-  hint: string;
+  hint: string | readonly string[]; // or texts one of which every such line holds
   pattern: RegExp;
   fields?: (match: RegExpExecArray) => Record<string, string>; // what the line tells besides its type
-  // the message begins with a player's name and nothing else marks it: the follower looks for the names online
-  byName?: true;
   example: string;
 }
 
@@ -1673,8 +1673,8 @@ export const LINE_KINDS: readonly LineKind[] = [
   // what the game tells of a player (docs/formats.md#deaths): a death message is the victim's name
   // and one of the game's texts, and nothing else in it is fixed
   {
-    type: 'player.died', threads: 'server', level: 'INFO', hint: ' ', pattern: DEATH_MESSAGE,
-    fields: (m) => ({ player: m[1], message: m[0] }), byName: true, example: 'Alex was slain by Zombie',
+    type: 'player.died', threads: 'server', level: 'INFO', hint: DEATH_HINTS, pattern: DEATH_MESSAGE,
+    fields: (m) => ({ player: m[1], message: m[0] }), example: 'Alex was slain by Zombie',
   },
   // the title is the game's (or a datapack's) and shown in brackets; an achievement is 1.8-1.11's advancement
   ...Object.entries(ADVANCEMENT_VERBS).map(([kind, verb]): LineKind => ({
@@ -1732,19 +1732,24 @@ export const LINE_KINDS: readonly LineKind[] = [
   },
 ];
 
+const holdsHint = (message: string, hint: LineKind['hint']): boolean =>
+  typeof hint === 'string' ? message.includes(hint) : hint.some((text) => message.includes(text));
+
 const isChatThread = (thread: string | undefined): boolean =>
   thread !== undefined && thread.startsWith('Async Chat Thread');
 
 /** What a log line means by LINE_KINDS, among the kinds of `types` (all when absent); undefined when nothing. */
 function meaningOf(line: LogLine, types?: ReadonlySet<LineMeaning['type']>): LineMeaning | undefined {
   for (const kind of LINE_KINDS) {
-    if ((types !== undefined && !types.has(kind.type)) || !line.message.includes(kind.hint)) continue;
+    if (types !== undefined && !types.has(kind.type)) continue;
+    // the cheap tests first: most lines a reader decodes are chat, which no server-thread kind can be
     if (kind.level !== undefined && line.level !== kind.level) continue;
     if (
       kind.threads === 'server' ? line.thread !== SERVER_THREAD : kind.threads === 'game' && isChatThread(line.thread)
     ) {
       continue;
     }
+    if (!holdsHint(line.message, kind.hint)) continue;
     const match = kind.pattern.exec(line.message);
     if (match !== null) return { type: kind.type, ...kind.fields?.(match) } as LineMeaning;
   }
@@ -1789,7 +1794,7 @@ const PRESENCE_TYPES = new Set<LineMeaning['type']>([
 const TOLD_TYPES = new Set<LineMeaning['type']>(['player.chat', 'player.died', 'player.advancement', 'server.lagging']);
 const FOLLOWED_TYPES = new Set([...PRESENCE_TYPES, ...TOLD_TYPES]);
 const needlesOf = (types: ReadonlySet<LineMeaning['type']>): Buffer[] => [
-  ...new Set(LINE_KINDS.filter((kind) => types.has(kind.type) && kind.byName === undefined).map((kind) => kind.hint)),
+  ...new Set(LINE_KINDS.filter((kind) => types.has(kind.type)).flatMap((kind) => kind.hint)),
 ].map((hint) => Buffer.from(hint));
 const PRESENCE_NEEDLES = needlesOf(PRESENCE_TYPES);
 const FOLLOWED_NEEDLES = needlesOf(FOLLOWED_TYPES);
@@ -1850,8 +1855,6 @@ interface FollowedLog {
   view: Session; // the session plus the effect of a final unterminated line
   viewStale: boolean; // the session changed since the view was made
   live: boolean; // whether lines are told (TOLD_TYPES), not only applied to the session
-  // looked for in the raw bytes: the hints of the kinds followed, and `: <name> ` of each player online
-  needles: Buffer[];
 }
 
 /**
@@ -1883,16 +1886,10 @@ function createPresence(config: Readonly<Config>, clock: Clock, game: GameFinder
       skipping: false, sawStart: false, game: identity, session, view: session, viewStale: true,
       // a game started after the daemon: every line of its log is news
       live: followedBefore === identity || clock.startedAtMs(current.startTicks) >= createdAtMs,
-      needles: [],
     };
     followedBefore = identity;
-    state.needles = needlesFor(state);
     return state;
   };
-
-  const needlesFor = (state: FollowedLog): Buffer[] => state.live
-    ? [...FOLLOWED_NEEDLES, ...[...state.session.players].map((player) => Buffer.from(`: ${player} `))]
-    : PRESENCE_NEEDLES;
 
   /** What a line tells of a player online (or of lag): counted, and told to the listener. */
   const tell = (state: FollowedLog, meaning: LineMeaning): void => {
@@ -1907,24 +1904,18 @@ function createPresence(config: Readonly<Config>, clock: Clock, game: GameFinder
     listener?.(meaning, state.game);
   };
 
-  /** Applies one whole line; returns whether it changed who is online. */
-  const applyLine = (state: FollowedLog, raw: string): boolean => {
+  /** Applies one whole line. */
+  const applyLine = (state: FollowedLog, raw: string): void => {
     const meaning = readLogLine(raw, state.live ? FOLLOWED_TYPES : PRESENCE_TYPES);
-    if (meaning === undefined) return false;
-    if (TOLD_TYPES.has(meaning.type)) {
-      tell(state, meaning);
-      return false;
-    }
-    let changed = false;
+    if (meaning === undefined) return;
+    if (TOLD_TYPES.has(meaning.type)) return tell(state, meaning);
     if (applyMeaning(state.session, meaning, (change) => {
-      changed ||= change.type !== 'server.stopping';
       state.viewStale = true;
       listener?.(change, state.game);
     })) {
       state.sawStart = true;
       state.viewStale = true;
     }
-    return changed;
   };
 
   const probe = Buffer.allocUnsafe(HEAD_BYTES + 1);
@@ -1939,8 +1930,8 @@ function createPresence(config: Readonly<Config>, clock: Clock, game: GameFinder
 
   /** Applies the followed lines among the whole lines of data[0, end), telling the listener what they tell. */
   const applyLines = (state: FollowedLog, data: Buffer, end: number): void => {
-    let needles = state.needles;
-    let next = needles.map((needle) => data.indexOf(needle));
+    const needles = state.live ? FOLLOWED_NEEDLES : PRESENCE_NEEDLES;
+    const next = needles.map((needle) => data.indexOf(needle));
     for (let pos = 0; pos < end; ) {
       let hit = -1;
       for (let i = 0; i < next.length; i++) {
@@ -1952,10 +1943,7 @@ function createPresence(config: Readonly<Config>, clock: Clock, game: GameFinder
       const lineStart = hit === 0 ? 0 : data.lastIndexOf(10, hit - 1) + 1;
       const lineEnd = data.indexOf(10, hit);
       // only whole lines are decoded, so a UTF-8 sequence is never split; a very long one means nothing
-      if (lineEnd - lineStart <= LOG_LINE_MAX_BYTES && applyLine(state, data.toString('utf8', lineStart, lineEnd))) {
-        state.needles = needles = needlesFor(state);
-        next = needles.map((needle) => data.indexOf(needle, lineEnd));
-      }
+      if (lineEnd - lineStart <= LOG_LINE_MAX_BYTES) applyLine(state, data.toString('utf8', lineStart, lineEnd));
       pos = lineEnd + 1;
     }
   };
@@ -2034,7 +2022,6 @@ function createPresence(config: Readonly<Config>, clock: Clock, game: GameFinder
       await parseAppended(state, (await state.handle.stat()).size);
       state.session = newSession(); // a new game process: everyone was disconnected
       state.game = followedBefore = identity;
-      state.needles = needlesFor(state);
       state.viewStale = true;
     }
     let st: fs.Stats | undefined;
@@ -2076,7 +2063,6 @@ function createPresence(config: Readonly<Config>, clock: Clock, game: GameFinder
           offset: 0,
           skipping: false,
           live: false,
-          needles: PRESENCE_NEEDLES,
           viewStale: true,
         });
       }
@@ -2086,10 +2072,7 @@ function createPresence(config: Readonly<Config>, clock: Clock, game: GameFinder
     await parseAppended(state, now.size);
     state.mtimeMs = now.mtimeMs;
     state.settled = isSettled(now.mtimeMs, readAtMs);
-    if (!state.live) {
-      state.live = true; // caught up: what is appended from now on is news
-      state.needles = needlesFor(state);
-    }
+    state.live = true; // caught up: what is appended from now on is news
     return state.view;
   };
 
