@@ -3805,7 +3805,10 @@ function createEvents(config: Readonly<Config>, clock: Clock, game: GameFinder, 
    * the current check.
    */
   const check = async (detectors: readonly Detector[], full: boolean): Promise<void> => {
-    for (const detector of detectors) due.set(detector, full || due.get(detector) === true);
+    // a look asked for by a watch that has ended since (a glance's timer) asks nothing of the next one's detectors
+    for (const detector of detectors) {
+      if (watching?.detectors.includes(detector)) due.set(detector, full || due.get(detector) === true);
+    }
     if (checking) return;
     checking = true;
     try {
@@ -3887,6 +3890,7 @@ function createEvents(config: Readonly<Config>, clock: Clock, game: GameFinder, 
     if (watching === undefined) return;
     for (const watcher of watching.watchers) watcher.close();
     for (const detector of watching.detectors) detector.close?.();
+    due.clear();
     clearInterval(watching.pulse);
     presence.listen(undefined);
     watching = undefined;
