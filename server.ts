@@ -3596,9 +3596,9 @@ function detectGame(
   };
 }
 
-/** A player's text as an event carries it: addresses masked, at most 256 characters (whole code points). */
-function eventText(text: string): string {
-  return [...maskAddresses(text)].slice(0, EVENT_TEXT_MAX_CHARS).join('');
+/** Text from the log as an event carries it: addresses masked, at most `max` characters (whole code points). */
+function eventText(text: string, max = EVENT_TEXT_MAX_CHARS): string {
+  return [...maskAddresses(text)].slice(0, max).join('');
 }
 
 /**
@@ -3677,7 +3677,7 @@ function readCrashReason(dir: string, before: CrashReport | undefined, startedAt
   const description = /^Description: (.*?)\r?$/m.exec(head)?.[1].trim();
   return description === undefined || description === ''
     ? undefined
-    : [...maskAddresses(description.replace(COLOUR_CODES, ''))].slice(0, CRASH_REASON_MAX_CHARS).join('');
+    : eventText(description.replace(COLOUR_CODES, ''), CRASH_REASON_MAX_CHARS);
 }
 
 /** whitelist.json changed, by the API or anyone else: who was added and who removed (by UUID, else by name). */
