@@ -1022,6 +1022,9 @@ describe('isConsoleReply()', () => {
     [`${P}[Not Secure] <Mallory> hi`, false],
     [`${P}* Mallory waves`, false],
     [`${P}[Mallory] hi`, false],   // a player's /say
+    [`${P}<Mallory> @everyone free nitro https://discord.gg/scam \u2028`, false],   // `.` misses U+2028 without the s flag
+    [`${P}<Mallory> a\u2029b`, false],
+    [`${P}Mallory issued server command: /tell Alex @everyone free nitro`, false],   // Paper and Spigot, server thread
     [`${P}Alex[/198.51.100.7:53120] logged in with entity id 7 at (0.5, 64.0, 0.5)`, false],
     [`${P}Alex joined the game`, false],
     [`${P}Alex lost connection: Disconnected`, false],
@@ -1039,7 +1042,21 @@ describe('LINE_KINDS: the log grammar', () => {
       assert.equal(readLogLine(`[12:00:00] [Server thread/${kind.level ?? 'INFO'}]: ${kind.example}`)?.type, kind.type);
       assert.ok([kind.hint].flat().some((hint) => kind.example.includes(hint)), 'the fast path looks for the hint before anything is decoded');
     });
+    // vanilla's chat takes U+2028 and U+2029, which `.` does not match without the `s` flag; U+0085 is a line end to
+    // some readers: a line that falls through its row would be read as the game's own
+    test(`the ${kind.type} row (${kind.example}) matches U+2028, U+2029 and U+0085 wherever a player's text goes`, () => {
+      assert.ok(kind.pattern.flags.includes('s'), 'every pattern matches any character with `.`');
+      for (const typed of ['\u2028', '\u2029', '\u0085', 'a\u2028b\u2029c\u0085d', '\u2028@everyone discord.gg/x\u2029']) {
+        const message = (kind.typed ?? kind.example).replaceAll('%s', typed);
+        assert.equal(readLogLine(`[12:00:00] [Server thread/${kind.level ?? 'INFO'}]: ${message}`)?.type, kind.type, JSON.stringify(message));
+      }
+    });
   }
+  test('a chat line holding U+2028 is told whole, and a death or advancement holding one is the player\'s', () => {
+    assert.deepEqual(readLogLine(`${P}<Mallory> @everyone free nitro https://discord.gg/scam \u2028`), { type: 'player.chat', player: 'Mallory', text: '@everyone free nitro https://discord.gg/scam \u2028' });
+    assert.deepEqual(readLogLine(`${P}Alex was slain by Bob\u2029the Zombie`), { type: 'player.died', player: 'Alex', message: 'Alex was slain by Bob\u2029the Zombie' });
+    assert.deepEqual(readLogLine(`${P}Alex has made the advancement [Stone\u2028Age]`), { type: 'player.advancement', player: 'Alex', advancement: 'Stone\u2028Age', kind: 'task' });
+  });
   for (const [line, meaning] of [
     [`${P}Added Kai_2 to the whitelist`, { type: 'whitelist.added', player: 'Kai_2' }],
     [`${P}added kai_2 to the whitelist`, { type: 'whitelist.added', player: 'kai_2' }],
@@ -4293,7 +4310,7 @@ describe('the compiled daemon', { concurrency: GROUPS_AT_ONCE }, () => {
     });
 
 
-    test('POST /api/command answers only the reply: no login (with its address), join, leave, chat, /me or player /say line logged in its window, before or after the reply', async () => {
+    test('POST /api/command answers only the reply: no login (with its address), join, leave, chat (U+2028 and U+2029 included), /me, player /say or player command line logged in its window, before or after the reply', async () => {
       const start = consoleBytes(host).length;
       const release = holdConsole(host, defer);
       const pending = withOutput('list');
@@ -4302,6 +4319,8 @@ describe('the compiled daemon', { concurrency: GROUPS_AT_ONCE }, () => {
         `${P}Mallory[/198.51.100.7:53120] logged in with entity id 9 at (0.5, 64.0, 0.5)`, `${P}Mallory joined the game`,
         `${P}<Mallory> @everyone free nitro https://example.com`, `${P}[Not Secure] <Mallory> @everyone free nitro`,
         '[12:00:00] [Async Chat Thread - #1/INFO]: <Mallory> @everyone free nitro', `${P}* Mallory waves`, `${P}[Mallory] @here`,
+        `${P}<Mallory> @everyone free nitro https://discord.gg/scam \u2028`, `${P}<Mallory> \u2029@here`, `${P}* Mallory waves\u2028`,
+        `${P}Mallory issued server command: /tell Alex @everyone free nitro`,
       ];
       fs.appendFileSync(serverFile(host, 'logs/latest.log'), players.map((line) => `${line}\n`).join(''));
       fs.writeFileSync(path.join(host.controlDir, 'lines-after-reply'), JSON.stringify([
@@ -4738,6 +4757,7 @@ describe('the compiled daemon', { concurrency: GROUPS_AT_ONCE }, () => {
         { do: 'tell', player: 'Alex', to: 'Bob', text: 'psst' },
         { do: 'chat', player: 'Bob', text: 'I am not online' },
         { do: 'chat', player: 'Alex', text: 'y'.repeat(300) },
+        { do: 'chat', player: 'Alex', text: 'line\u2028separator\u2029and next\u0085line' },   // vanilla takes all three
       );
       await settle(s);
       control(host, 'game-flavour', 'paper');
@@ -4755,6 +4775,7 @@ describe('the compiled daemon', { concurrency: GROUPS_AT_ONCE }, () => {
         { player: 'Alex', text: '[12:00:00] [Server thread/INFO]: <Bob> I quit' },
         { player: 'Alex', text: 'red, my IP is <ip>' },
         { player: 'Alex', text: 'y'.repeat(256) },
+        { player: 'Alex', text: 'line\u2028separator\u2029and next\u0085line' },
         { player: 'Alex', text: 'from a chat thread' },
         { player: 'Alex', text: 'from Forge' },
       ]);

@@ -1575,7 +1575,7 @@ const DEATH_HINTS = [...new Set(DEATH_TAILS.map((tail) => ` ${tail.split(' ')[0]
 // one pattern of them all, anchored at both ends: a tail that is a prefix of another (`died`, `died because of …`)
 // matches only as itself
 const DEATH_MESSAGE = new RegExp(`^${NAME} (?:${DEATH_TAILS.map((tail) => tail.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
-  .replace('%2\\$s', '.+').replace('%3\\$s', '\\[.+\\]')).join('|')})$`);
+  .replace('%2\\$s', '.+').replace('%3\\$s', '\\[.+\\]')).join('|')})$`, 's');
 
 // How the game words each kind of advancement: `<name> <verb> [<title>]` (docs/formats.md#advancements)
 const ADVANCEMENT_VERBS = {
@@ -1612,23 +1612,26 @@ interface LineKind {
   pattern: RegExp;
   fields?: (match: RegExpExecArray) => Record<string, string>; // what the line tells besides its type
   example: string;
+  // the example again with `%s` where text a player chose stands (chat, a name tag, an item's name, a title, a kick
+  // reason): a test puts every character a player can type there, line separators included
+  typed?: string;
 }
 
 /** The log's grammar: every reader of latest.log takes its meaning of a line from these rows (docs/formats.md). */
 export const LINE_KINDS: readonly LineKind[] = [
   {
     type: 'session.started', threads: 'game', level: 'INFO', hint: 'Starting minecraft server version ',
-    pattern: /^Starting minecraft server version /, example: 'Starting minecraft server version 1.21.4',
+    pattern: /^Starting minecraft server version /s, example: 'Starting minecraft server version 1.21.4',
   },
   // `/stop` logs the first, every shutdown the second; the game then stops reading its console
   {
-    type: 'server.stopping', threads: 'game', level: 'INFO', hint: 'Stopping ', pattern: /^Stopping (?:the )?server$/,
+    type: 'server.stopping', threads: 'game', level: 'INFO', hint: 'Stopping ', pattern: /^Stopping (?:the )?server$/s,
     example: 'Stopping the server',
   },
   // the login line carries the bare profile name and plugins cannot reword it; `.*` spans `/[v6]:port`
   {
     type: 'player.joined', threads: 'game', level: 'INFO', hint: '] logged in with entity id ',
-    pattern: new RegExp(`^${NAME}\\[[^\\]]*(?:\\][^\\]]*)?\\] logged in with entity id -?\\d+ at \\(.*\\)$`),
+    pattern: new RegExp(`^${NAME}\\[[^\\]]*(?:\\][^\\]]*)?\\] logged in with entity id -?\\d+ at \\(.*\\)$`, 's'),
     fields: (m) => ({ player: m[1] }),
     example: 'Alex[/198.51.100.7:53120] logged in with entity id 212 at (12.5, 71.0, -40.5)',
   },
@@ -1636,63 +1639,71 @@ export const LINE_KINDS: readonly LineKind[] = [
   // the login line above still counts that player
   {
     type: 'player.joined', threads: 'game', level: 'INFO', hint: ' joined the game',
-    pattern: new RegExp(`^${NAME} joined the game$`), fields: (m) => ({ player: m[1] }),
+    pattern: new RegExp(`^${NAME} joined the game$`, 's'), fields: (m) => ({ player: m[1] }),
     example: 'Alex joined the game',
   },
   {
     type: 'player.joined', threads: 'game', level: 'INFO', hint: ') joined the game',
-    pattern: new RegExp(`^${NAME} \\(formerly known as [A-Za-z0-9_.]{1,16}\\) joined the game$`),
+    pattern: new RegExp(`^${NAME} \\(formerly known as [A-Za-z0-9_.]{1,16}\\) joined the game$`, 's'),
     fields: (m) => ({ player: m[1] }), example: 'Alex (formerly known as OldAlex) joined the game',
   },
   {
     type: 'player.left', threads: 'game', level: 'INFO', hint: ' left the game',
-    pattern: new RegExp(`^${NAME} left the game$`), fields: (m) => ({ player: m[1] }), example: 'Alex left the game',
+    pattern: new RegExp(`^${NAME} left the game$`, 's'), fields: (m) => ({ player: m[1] }), example: 'Alex left the game',
   },
   // every disconnect logs this with the bare name; the reason after `: ` is free text (a kick reason can read `Alex
   // left the game`), so the name comes from the start and nothing after the colon is looked at. Players refused at
   // login are logged as `Name (/ip:port) lost connection` or as a GameProfile: no match.
   {
     type: 'player.left', threads: 'game', level: 'INFO', hint: ' lost connection: ',
-    pattern: new RegExp(`^${NAME} lost connection: `), fields: (m) => ({ player: m[1] }),
-    example: 'Alex lost connection: Disconnected',
+    pattern: new RegExp(`^${NAME} lost connection: `, 's'), fields: (m) => ({ player: m[1] }),
+    example: 'Alex lost connection: Disconnected', typed: 'Alex lost connection: Kicked: %s',
   },
   // what players write, whatever thread logs it: chat (vanilla's server thread, Paper's chat threads) and, since
-  // 1.19.1, unsigned chat with its tag; /me; a player's /say (the console's own is `[Server] …`)
+  // 1.19.1, unsigned chat with its tag; /me; a player's /say (the console's own is `[Server] …`); a player's command
+  // as Paper and Spigot log it on the server thread. Vanilla's chat takes U+2028 and U+2029, which `.` does not match
+  // without the `s` flag: every pattern has it, so that no player's line falls through to be read as the game's.
   {
-    type: 'player.chat', threads: 'any', hint: '> ', pattern: /^(?:\[Not Secure\] )?<([^<>]{1,64})> (.*)$/,
-    fields: (m) => ({ player: m[1], text: m[2] }), example: '<Alex> hello there',
+    type: 'player.chat', threads: 'any', hint: '> ', pattern: /^(?:\[Not Secure\] )?<([^<>]{1,64})> (.*)$/s,
+    fields: (m) => ({ player: m[1], text: m[2] }), example: '<Alex> hello there', typed: '<Alex> %s',
   },
   {
-    type: 'player.wrote', threads: 'any', hint: '* ', pattern: /^(?:\[Not Secure\] )?\* (?!Server )[^ ]{1,64} /,
-    example: '* Alex waves',
+    type: 'player.wrote', threads: 'any', hint: '* ', pattern: /^(?:\[Not Secure\] )?\* (?!Server )[^ ]{1,64} /s,
+    example: '* Alex waves', typed: '* Alex %s',
   },
   {
-    type: 'player.wrote', threads: 'any', hint: '] ', pattern: /^(?:\[Not Secure\] )?\[(?!Server\])[^\]:]{1,64}\] /,
-    example: '[Alex] hello',
+    type: 'player.wrote', threads: 'any', hint: '] ', pattern: /^(?:\[Not Secure\] )?\[(?!Server\])[^\]:]{1,64}\] /s,
+    example: '[Alex] hello', typed: '[Alex] %s',
+  },
+  {
+    type: 'player.wrote', threads: 'any', hint: ' issued server command: ',
+    pattern: new RegExp(`^${NAME} issued server command: `, 's'),
+    example: 'Alex issued server command: /tell Steve hi', typed: 'Alex issued server command: /tell Steve %s',
   },
   // what the game tells of a player (docs/formats.md#deaths): a death message is the victim's name
   // and one of the game's texts, and nothing else in it is fixed
   {
     type: 'player.died', threads: 'server', level: 'INFO', hint: DEATH_HINTS, pattern: DEATH_MESSAGE,
     fields: (m) => ({ player: m[1], message: m[0] }), example: 'Alex was slain by Zombie',
+    typed: 'Alex was slain by %s using [%s]',
   },
   // the title is the game's (or a datapack's) and shown in brackets; an achievement is 1.8-1.11's advancement
   ...Object.entries(ADVANCEMENT_VERBS).map(([kind, verb]): LineKind => ({
     type: 'player.advancement', threads: 'server', level: 'INFO', hint: ` ${verb} [`,
-    pattern: new RegExp(`^${NAME} ${verb} \\[(.+)\\]$`), fields: (m) => ({ player: m[1], advancement: m[2], kind }),
-    example: `Alex ${verb} [Stone Age]`,
+    pattern: new RegExp(`^${NAME} ${verb} \\[(.+)\\]$`, 's'), fields: (m) => ({ player: m[1], advancement: m[2], kind }),
+    example: `Alex ${verb} [Stone Age]`, typed: `Alex ${verb} [%s]`,
   })),
   // the tick loop's warning, 1.13+ and 1.8-1.12 (docs/formats.md#lag); Paper removed it in 1.21.9
   {
     type: 'server.lagging', threads: 'server', level: 'WARN', hint: 'Can\'t keep up! ',
-    pattern: /^Can't keep up! Is the server overloaded\? Running (\d{1,9})ms or (\d{1,9}) ticks behind$/,
+    pattern: /^Can't keep up! Is the server overloaded\? Running (\d{1,9})ms or (\d{1,9}) ticks behind$/s,
     fields: (m) => ({ behind_ms: m[1], ticks: m[2] }),
     example: 'Can\'t keep up! Is the server overloaded? Running 2034ms or 40 ticks behind',
   },
   {
     type: 'server.lagging', threads: 'server', level: 'WARN', hint: 'Can\'t keep up! ',
     pattern: new RegExp('^Can\'t keep up! Did the system time change, or is the server overloaded\\? '
-      + 'Running (\\d{1,9})ms behind, skipping (\\d{1,9}) tick\\(s\\)$'),
+      + 'Running (\\d{1,9})ms behind, skipping (\\d{1,9}) tick\\(s\\)$', 's'),
     fields: (m) => ({ behind_ms: m[1], ticks: m[2] }),
     example: 'Can\'t keep up! Did the system time change, or is the server overloaded? Running 2897ms behind, '
       + 'skipping 57 tick(s)',
@@ -1700,35 +1711,35 @@ export const LINE_KINDS: readonly LineKind[] = [
   // the console's replies to whitelist edits (docs/formats.md#console-replies): 1.13+ and 1.7-1.12 texts
   {
     type: 'whitelist.added', threads: 'server', hint: ' to the whitelist',
-    pattern: new RegExp(`^Added ${NAME} to the whitelist$`, 'i'), fields: (m) => ({ player: m[1] }),
+    pattern: new RegExp(`^Added ${NAME} to the whitelist$`, 'is'), fields: (m) => ({ player: m[1] }),
     example: 'Added Alex to the whitelist',
   },
   {
     type: 'whitelist.removed', threads: 'server', hint: ' from the whitelist',
-    pattern: new RegExp(`^Removed ${NAME} from the whitelist$`, 'i'), fields: (m) => ({ player: m[1] }),
+    pattern: new RegExp(`^Removed ${NAME} from the whitelist$`, 'is'), fields: (m) => ({ player: m[1] }),
     example: 'Removed Alex from the whitelist',
   },
   {
     type: 'whitelist.not-added', threads: 'server', hint: ' to the whitelist',
-    pattern: new RegExp(`^Could not add ${NAME} to the whitelist$`, 'i'), fields: (m) => ({ player: m[1] }),
+    pattern: new RegExp(`^Could not add ${NAME} to the whitelist$`, 'is'), fields: (m) => ({ player: m[1] }),
     example: 'Could not add Alex to the whitelist',
   },
   {
     type: 'whitelist.not-removed', threads: 'server', hint: ' from the whitelist',
-    pattern: new RegExp(`^Could not remove ${NAME} from the whitelist$`, 'i'), fields: (m) => ({ player: m[1] }),
+    pattern: new RegExp(`^Could not remove ${NAME} from the whitelist$`, 'is'), fields: (m) => ({ player: m[1] }),
     example: 'Could not remove Alex from the whitelist',
   },
   {
     type: 'whitelist.no-such-player', threads: 'server', hint: 'That player does not exist',
-    pattern: /^That player does not exist$/, example: 'That player does not exist',
+    pattern: /^That player does not exist$/s, example: 'That player does not exist',
   },
   {
     type: 'whitelist.already-listed', threads: 'server', hint: 'Player is already whitelisted',
-    pattern: /^Player is already whitelisted$/, example: 'Player is already whitelisted',
+    pattern: /^Player is already whitelisted$/s, example: 'Player is already whitelisted',
   },
   {
     type: 'whitelist.not-listed', threads: 'server', hint: 'Player is not whitelisted',
-    pattern: /^Player is not whitelisted$/, example: 'Player is not whitelisted',
+    pattern: /^Player is not whitelisted$/s, example: 'Player is not whitelisted',
   },
 ];
 
