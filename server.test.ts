@@ -4870,6 +4870,24 @@ describe('the compiled daemon', { concurrency: GROUPS_AT_ONCE }, () => {
       ]);
     });
 
+    test('server.stopped after a crash takes its reason from the report written, not from a name that sorts later (a clock once ahead, a FIFO)', async () => {
+      const s = await watching();
+      const pid = await runningGame(host);
+      const reports = serverFile(host, 'crash-reports');
+      fs.mkdirSync(reports, { recursive: true });
+      const ahead = path.join(reports, 'crash-2099-01-01_00.00.00-server.txt');
+      fs.writeFileSync(ahead, '---- Minecraft Crash Report ----\nDescription: A crash of the clock that ran ahead\n');
+      fs.utimesSync(ahead, new Date(Date.now() - 86_400_000), new Date(Date.now() - 86_400_000));
+      const fifo = path.join(reports, 'crash-2100-01-01_00.00.00-server.txt');
+      assert.equal(spawnSync('mkfifo', [fifo]).status, 0);
+      defer(() => { fs.rmSync(ahead, { force: true }); fs.rmSync(fifo, { force: true }); });
+      act(host, { do: 'crash', description: 'Exception in server tick loop' });
+      await waitFor(() => s.parsed().some((e) => e.type === 'server.stopped'));
+      assert.deepEqual(s.parsed().filter((e) => e.type === 'server.stopped').map(({ time: _time, ...rest }) => rest), [
+        { type: 'server.stopped', pid, crashed: true, reason: 'Exception in server tick loop' },
+      ]);
+    });
+
     test('server.stopped after the watchdog\'s crash carries its reason; a clean stop after an earlier run\'s crash report has none', async () => {
       const s = await watching();
       const pid = await runningGame(host);

@@ -3433,7 +3433,6 @@ const LAG_SUMMARY_MS = 60_000;
 const EVENT_TEXT_MAX_CHARS = 256; // of a player's chat, a death message, an advancement's title
 const CRASH_REASON_MAX_CHARS = 200;
 const CRASH_REPORT_HEAD_BYTES = 16 * 1024; // the Description is on the report's fourth line
-const CRASH_REPORT_NAME = /^crash-\d{4}-\d\d-\d\d_\d\d\.\d\d\.\d\d-server\.txt$/; // the name sorts by time
 const EVENT_STREAM_TYPE = 'text/event-stream; charset=utf-8';
 const TOO_MANY_STREAMS = 'Too many event streams are open; try again later.';
 const WRONG_KEY = 'Unauthorized — the key sent (X-API-Key, or the password of Basic auth) is wrong.';
@@ -3650,19 +3649,24 @@ interface CrashReport {
   mtimeMs: number;
 }
 
-/** The newest crash report, by the time in its name (a report written in the same second replaces it). */
+/**
+ * The newest crash report, by when it was written: a name is the game's clock at the time (a clock once ahead, a
+ * daylight-saving hour), so a name that sorts last can be years old. Regular files only: a FIFO is never opened.
+ */
 function newestCrashReport(dir: string): CrashReport | undefined {
-  let newest: string | undefined;
+  let names: string[];
   try {
-    for (const name of fs.readdirSync(dir)) {
-      if (CRASH_REPORT_NAME.test(name) && (newest === undefined || name > newest)) newest = name;
-    }
+    names = fs.readdirSync(dir);
   } catch {
     return undefined; // no folder: no report
   }
-  const file = newest === undefined ? undefined : path.join(dir, newest);
-  const mtimeMs = file === undefined ? undefined : fs.statSync(file, { throwIfNoEntry: false })?.mtimeMs;
-  return mtimeMs === undefined ? undefined : { file: file!, mtimeMs };
+  let newest: CrashReport | undefined;
+  for (const name of names) {
+    const file = path.join(dir, name);
+    const stat = fs.lstatSync(file, { throwIfNoEntry: false });
+    if (stat?.isFile() && (newest === undefined || stat.mtimeMs > newest.mtimeMs)) newest = { file, mtimeMs: stat.mtimeMs };
+  }
+  return newest;
 }
 
 /**
