@@ -1865,6 +1865,45 @@ describe('the compiled daemon', { concurrency: GROUPS_AT_ONCE }, () => {
       assert.deepEqual(delivered.map((e) => e.added), [['First_One'], ['First_One'], ['First_One'], ['Second_One']]);
       assert.ok(hook.received.every((r) => r.signed && r.headers['content-type'] === 'application/json'));
       assert.deepEqual(Object.keys(delivered[0]), ['type', 'time', 'added', 'removed']);
+      // the outage is told twice, when it begins and when it ends, and counted
+      await waitFor(() => d.stdout().includes('webhook: delivering again'));
+      assert.deepEqual(d.stdout().split('\n').filter((line) => line.includes('webhook:')).map((line) => line.replace(/^\S+ /, '')), [
+        'webhook: deliveries are failing (status 500); each event is retried for up to 10 minutes',
+        'webhook: delivering again, after 2 failed attempts and 0 dropped events',
+      ]);
+      const { samples } = parseExposition((await d.get('/metrics', { afterChange: true })).text);
+      assert.deepEqual(['delivered', 'failed', 'retried', 'dropped'].map((outcome) => samples.get(`gameserver_api_webhook_deliveries_total{outcome="${outcome}"}`)), [2, 2, 2, 0]);
+    });
+
+    test('EVENT_WEBHOOK_URL delivers each event once when the receiver answers 200 and trickles its body, and later events do not wait behind it', async () => {
+      const received: string[] = [];
+      const trickles: NodeJS.Timeout[] = [];
+      const server = http.createServer((req, res) => {
+        const chunks: Buffer[] = [];
+        req.on('data', (chunk: Buffer) => chunks.push(chunk)).on('end', () => {
+          received.push(Buffer.concat(chunks).toString('utf8'));
+          res.writeHead(200, { 'Content-Type': 'text/plain' });
+          trickles.push(setInterval(() => res.write('.'), 200));   // a body that never ends
+        });
+      });
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      defer(() => new Promise((resolve) => { trickles.forEach(clearInterval); server.closeAllConnections(); server.close(resolve); }));
+      const host = await makeSandbox(defer);
+      const d = await startDaemon(host, defer, { EVENT_WEBHOOK_URL: `http://127.0.0.1:${(server.address() as net.AddressInfo).port}/hook` });
+      setWhitelist(host, 'First_One');
+      await waitFor(() => received.length >= 1);
+      setWhitelist(host, 'Second_One');
+      await waitFor(() => received.length >= 2);
+      setWhitelist(host, 'Third_One');
+      await waitFor(() => received.length >= 3);
+      assert.deepEqual(received.map((body) => JSON.parse(body).added), [['First_One'], ['Second_One'], ['Third_One']]);
+      const outcomes = async () => {
+        const { samples } = parseExposition((await d.get('/metrics', { afterChange: true })).text);
+        return ['delivered', 'failed', 'retried', 'dropped'].map((outcome) => samples.get(`gameserver_api_webhook_deliveries_total{outcome="${outcome}"}`));
+      };
+      await waitFor(async () => (await outcomes())[0] === 3);   // the receiver has the body before the daemon has the status
+      assert.deepEqual(await outcomes(), [3, 0, 0, 0]);
+      assert.ok(!d.stdout().includes('webhook:'), d.stdout());
     });
 
     test('EVENT_WEBHOOK_URL_FILE and EVENT_WEBHOOK_SECRET_FILE: events go to the URL in the one, signed with the secret in the other', async () => {

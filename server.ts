@@ -3428,6 +3428,9 @@ const WEBHOOK_FIRST_RETRY_MS = 1_000;
 const WEBHOOK_RETRY_MAX_MS = 60_000;
 const WEBHOOK_GIVE_UP_MS = 10 * 60_000;
 const WEBHOOK_TIMEOUT_MS = 10_000;
+// a 2xx status is the delivery; a body that has not ended this long after it is cut, with its connection, so that a
+// receiver that trickles it holds no later event
+const WEBHOOK_BODY_GRACE_MS = 1_000;
 const DISCORD_CONTENT_MAX_CHARS = 2_000;
 const LAG_SUMMARY_MS = 60_000;
 const EVENT_TEXT_MAX_CHARS = 256; // of a player's chat, a death message, an advancement's title
@@ -3776,6 +3779,8 @@ interface Events {
   open(request: ApiRequest): Reply;
   /** How many streams are open. */
   streamsOpen(): number;
+  /** What became of webhook deliveries so far; undefined without a webhook. */
+  webhookDeliveries(): Readonly<WebhookDeliveries> | undefined;
   /** Resolves once watching took the starting state, when it runs from the start (a webhook is set). */
   ready(): Promise<void>;
   /** Ends every stream, stops watching, and drops webhook deliveries still waiting. */
@@ -3961,6 +3966,7 @@ function createEvents(config: Readonly<Config>, clock: Clock, game: GameFinder, 
       };
     },
     streamsOpen: () => streams.size + opening.size,
+    webhookDeliveries: () => webhook?.deliveries,
     ready: () => ready,
     close() {
       clearTimeout(linger);
@@ -4023,15 +4029,25 @@ export function describeEvent(event: { type: string; [field: string]: unknown })
   return text.length > DISCORD_CONTENT_MAX_CHARS ? `${text.slice(0, DISCORD_CONTENT_MAX_CHARS - 1)}…` : text;
 }
 
+/** Counts of webhook attempts: each event delivered once, or dropped; each failed attempt, and each one retried. */
+interface WebhookDeliveries {
+  delivered: number;
+  failed: number;
+  retried: number;
+  dropped: number;
+}
+
 interface Webhook {
   deliver(body: string): void;
+  readonly deliveries: Readonly<WebhookDeliveries>;
   close(): void;
 }
 
 /**
- * EVENT_WEBHOOK_URL (docs/api.md#webhook): every event POSTed, in order, one at a time; a failure is retried after
- * 1 s, doubling to 60 s, for 10 minutes, then dropped with a log line. At most 1,000 wait; beyond that the oldest
- * waiting one is dropped. With EVENT_WEBHOOK_SECRET each body is signed: `X-Signature-256: sha256=<hex HMAC>`.
+ * EVENT_WEBHOOK_URL (docs/api.md#webhook): every event POSTed, in order, one at a time; delivered once a 2xx status
+ * arrives (the body is not waited for). A failure is retried after 1 s, doubling to 60 s, for 10 minutes, then
+ * dropped. At most 1,000 wait; beyond that the oldest waiting one is dropped. An outage is logged when it begins and
+ * when it ends, with what it cost. With EVENT_WEBHOOK_SECRET each body is signed: `X-Signature-256: sha256=<hex HMAC>`.
  */
 function createWebhook(config: Readonly<Config>): Webhook {
   const url = config.webhookUrl!;
@@ -4041,10 +4057,12 @@ function createWebhook(config: Readonly<Config>): Webhook {
     agent: new (url.protocol === 'https:' ? HttpsAgent : HttpAgent)({ keepAlive: true, maxSockets: 1 }),
   };
   const queue: Array<{ body: string; firstAttemptMs: number | undefined; failures: number }> = [];
+  const deliveries: WebhookDeliveries = { delivered: 0, failed: 0, retried: 0, dropped: 0 };
   let sending = false;
   let retry: NodeJS.Timeout | undefined;
   let closed = false;
-  let dropped = 0; // while the queue is full
+  let overflowing = 0; // dropped while the queue is full
+  let outage: { failed: number; dropped: number } | undefined; // since the first failure after a delivery
   const overflow = createFaultLog('webhook');
 
   const post = (body: string): Promise<number> => new Promise((resolve, reject) => {
@@ -4059,12 +4077,15 @@ function createWebhook(config: Readonly<Config>): Webhook {
     const request = (url.protocol === 'https:' ? httpsRequest : httpRequest)(
       { ...target, method: 'POST', headers, timeout: WEBHOOK_TIMEOUT_MS },
       (res) => {
+        clearTimeout(deadline);
+        resolve(res.statusCode ?? 0);
         res.resume(); // the answer's body is not needed, and must not fill memory
-        res.on('end', () => resolve(res.statusCode ?? 0));
-        res.on('error', reject);
+        const cut = setTimeout(() => res.destroy(), WEBHOOK_BODY_GRACE_MS);
+        res.on('close', () => clearTimeout(cut));
+        res.on('error', () => {}); // cut, or the receiver went: the delivery was done
       },
     );
-    // the idle timeout alone lets a receiver that trickles its answer hold every later event
+    // the idle timeout alone lets a receiver that trickles its status line hold every later event
     const deadline = setTimeout(
       () => request.destroy(new Error(`no answer within ${WEBHOOK_TIMEOUT_MS / 1000} s`)),
       WEBHOOK_TIMEOUT_MS,
@@ -4074,6 +4095,11 @@ function createWebhook(config: Readonly<Config>): Webhook {
     request.on('error', reject);
     request.end(body);
   });
+
+  const drop = (count: number): void => {
+    deliveries.dropped += count;
+    if (outage !== undefined) outage.dropped += count;
+  };
 
   const pump = async (): Promise<void> => {
     if (sending || closed || retry !== undefined || queue.length === 0) return;
@@ -4089,15 +4115,30 @@ function createWebhook(config: Readonly<Config>): Webhook {
     }
     sending = false;
     if (closed) return;
+    if (why === '') {
+      deliveries.delivered++;
+      if (outage !== undefined) {
+        log(`webhook: delivering again, after ${outage.failed} failed attempts and ${outage.dropped} dropped events`);
+        outage = undefined;
+      }
+    } else {
+      deliveries.failed++;
+      if (outage === undefined) {
+        log(`webhook: deliveries are failing (${why}); each event is retried for up to 10 minutes`);
+        outage = { failed: 0, dropped: 0 };
+      }
+      outage.failed++;
+    }
     if (why === '' || Date.now() - head.firstAttemptMs >= WEBHOOK_GIVE_UP_MS) {
-      if (why !== '') log(`webhook: an event was dropped after 10 minutes of failed deliveries (last: ${why})`);
       if (queue[0] === head) queue.shift();
-      if (dropped > 0 && queue.length < WEBHOOK_QUEUE_MAX) {
-        overflow(undefined, `${dropped} events were dropped`);
-        dropped = 0;
+      if (why !== '') drop(1);
+      if (overflowing > 0 && queue.length < WEBHOOK_QUEUE_MAX) {
+        overflow(undefined, `${overflowing} events were dropped`);
+        overflowing = 0;
       }
       return pump();
     }
+    deliveries.retried++;
     const waitMs = Math.min(WEBHOOK_FIRST_RETRY_MS * 2 ** head.failures++, WEBHOOK_RETRY_MAX_MS);
     retry = setTimeout(() => {
       retry = undefined;
@@ -4110,11 +4151,13 @@ function createWebhook(config: Readonly<Config>): Webhook {
       queue.push({ body, firstAttemptMs: undefined, failures: 0 });
       if (queue.length > WEBHOOK_QUEUE_MAX) {
         queue.splice(sending ? 1 : 0, 1); // the oldest that is not being sent
-        dropped++;
+        overflowing++;
+        drop(1);
         overflow(`${WEBHOOK_QUEUE_MAX} events are waiting; the oldest are dropped`);
       }
       void pump();
     },
+    deliveries,
     close() {
       closed = true;
       clearTimeout(retry);
@@ -4185,7 +4228,7 @@ function createMetrics(
   clock: Clock,
   game: GameFinder,
   presence: Presence,
-  events: Pick<Events, 'streamsOpen'>,
+  events: Pick<Events, 'streamsOpen' | 'webhookDeliveries'>,
   shared: SharedAnswers,
 ): Metrics {
   const requests = new Map<string, number>();
@@ -4306,6 +4349,12 @@ function createMetrics(
       }));
     family('gameserver_api_event_streams', 'gauge', 'Event streams open (GET /api/events), of 64 at most.',
       [[{}, events.streamsOpen()]]);
+    const deliveries = events.webhookDeliveries();
+    if (deliveries !== undefined) {
+      family('gameserver_api_webhook_deliveries_total', 'counter',
+        'Webhook attempts by outcome: delivered (a 2xx status), failed, retried, dropped (given up or crowded out).',
+        Object.entries(deliveries).map(([outcome, count]): [Record<string, string>, number] => [{ outcome }, count]));
+    }
     const cpu = process.cpuUsage();
     family('process_cpu_seconds_total', 'counter', 'Total user and system CPU time spent in seconds.',
       [[{}, (cpu.user + cpu.system) / 1e6]]);
