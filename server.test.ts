@@ -791,7 +791,7 @@ describe('the request bodies of the API description', () => {
   }
   const shown = (value: string) => value.replace(/[\x00-\x1f\x7f-\x9f]/g, ' ').trim();
   for (const [field, max] of [['text', 256], ['from', 32]] as const) {
-    for (const value of ['hi', '  hi  ', '', ' \n\t ', '\u0085', 'x'.repeat(max), ` ${'x'.repeat(max)}\n`, 'x'.repeat(max + 1), '😀'.repeat(max), '😀'.repeat(max + 1), 'a\u0000b', '\ud800', 'hi \udc00', 'שלום\u200f']) {
+    for (const value of ['hi', '  hi  ', '', ' \n\t ', '\u0085', 'Server', ' SERVER ', 'Servers', 'The Server', 'Alex] [Server', '[x', 'x]', 'x'.repeat(max), ` ${'x'.repeat(max)}\n`, 'x'.repeat(max + 1), '😀'.repeat(max), '😀'.repeat(max + 1), 'a\u0000b', '\ud800', 'hi \udc00', 'שלום\u200f']) {
       test(`validateSay() accepts ${field} ${JSON.stringify(value.slice(0, 20))} (${value.length} units) exactly when the description's ${field} schema does (control characters as spaces, trimmed)`, () => {
         assert.equal(accepts(() => validateSay({ text: 'hi', [field]: value }), value), schemaErrors(shown(value), schemaOf('/api/say', field)).length === 0);
       });
@@ -1232,6 +1232,8 @@ describe('validateSay()', () => {
     [{ text: 'hi', from: 'x'.repeat(33) }, 'from must be 1 to 32 characters long.'],
     [{ text: 'hi \ud800' }, 'text and from must be valid Unicode text.'],
     [{ text: 'hi', from: '\udc00' }, 'text and from must be valid Unicode text.'],
+    ...['Server', 'server', 'SERVER', ' sErVeR\n'].map((from) => [{ text: 'hi', from }, 'from must not be Server: players read [Server] as the console itself.'] as const),
+    ...['Alex] [Server', '[Admin]', 'a]b', 'x['].map((from) => [{ text: 'hi', from }, 'from must not contain [ or ]: players would read two speakers.'] as const),
   ] as const) {
     test(`validateSay() refuses ${JSON.stringify(body).slice(0, 60)}: ${error}`, () => assert.throws(() => validateSay(body), throwsHttp(400, error)));
   }
@@ -3456,6 +3458,9 @@ describe('the compiled daemon', { concurrency: GROUPS_AT_ONCE }, () => {
       [{ text: ' \n ' }, 'text must be 1 to 256 characters long.'],
       [{ text: 'x'.repeat(257) }, 'text must be 1 to 256 characters long.'],
       [{ text: 'hi', from: 'x'.repeat(33) }, 'from must be 1 to 32 characters long.'],
+      [{ text: 'x', from: 'Server' }, 'from must not be Server: players read [Server] as the console itself.'],
+      [{ text: 'x', from: 'sERVER' }, 'from must not be Server: players read [Server] as the console itself.'],
+      [{ text: 'x', from: 'Alex] [Server' }, 'from must not contain [ or ]: players would read two speakers.'],
       [{ text: 'hi', from: 42 }, 'from must be a string when given.'],
       [{ text: 'hi \ud800' }, 'text and from must be valid Unicode text.'],
     ] as const) {

@@ -2295,6 +2295,8 @@ const TEXT_LENGTH = `text must be 1 to ${SAY_TEXT_MAX_CHARS} characters long.`;
 const FROM_TYPE = 'from must be a string when given.';
 const FROM_LENGTH = `from must be 1 to ${SAY_FROM_MAX_CHARS} characters long.`;
 const SAY_UNICODE = 'text and from must be valid Unicode text.';
+const FROM_SERVER = 'from must not be Server: players read [Server] as the console itself.';
+const FROM_BRACKETS = 'from must not contain [ or ]: players would read two speakers.';
 const MESSAGE_SENT = 'Message sent.';
 
 // The spec's fourteen characters, then the C0 controls, DEL and the C1 controls (docs/api.md#post-apicommand)
@@ -2315,11 +2317,14 @@ const COMMAND_BODY: Schema = {
 const CONTROL_CHARACTERS = /[\x00-\x1f\x7f-\x9f]/g;
 // a say field holds something besides white space and control characters, and no lone surrogate
 const SAY_FIELD_PATTERN = '^[^\\uD800-\\uDFFF]*[^\\s\\x00-\\x1f\\x7f-\\x9f\\uD800-\\uDFFF][^\\uD800-\\uDFFF]*$';
+// and `from` is no name that reads as another speaker: not Server in any letter case, no brackets
+const SAY_FROM_PATTERN = '^(?![Ss][Ee][Rr][Vv][Ee][Rr]$)[^\\[\\]\\uD800-\\uDFFF]*'
+  + '[^\\s\\[\\]\\x00-\\x1f\\x7f-\\x9f\\uD800-\\uDFFF][^\\[\\]\\uD800-\\uDFFF]*$';
 const SAY_BODY: Schema = {
   type: 'object', required: ['text'],
   properties: {
     text: { type: 'string', minLength: 1, maxLength: SAY_TEXT_MAX_CHARS, pattern: SAY_FIELD_PATTERN },
-    from: { type: ['string', 'null'], minLength: 1, maxLength: SAY_FROM_MAX_CHARS, pattern: SAY_FIELD_PATTERN },
+    from: { type: ['string', 'null'], minLength: 1, maxLength: SAY_FROM_MAX_CHARS, pattern: SAY_FROM_PATTERN },
   },
 };
 
@@ -2343,6 +2348,9 @@ export function validateSay(body: Record<string, unknown>): { text: string; from
   }
   const text = sayField(body.text, SAY_TEXT_MAX_CHARS, TEXT_LENGTH);
   const from = typeof body.from === 'string' ? sayField(body.from, SAY_FROM_MAX_CHARS, FROM_LENGTH) : undefined;
+  // `[Server] x` is what the console's own /say shows, and `[Alex] [Server] x` reads as two speakers
+  if (from?.toLowerCase() === 'server') throw new HttpError(400, FROM_SERVER);
+  if (from !== undefined && /[[\]]/.test(from)) throw new HttpError(400, FROM_BRACKETS);
   return { text, from };
 }
 
@@ -2728,14 +2736,15 @@ const COMMAND_ROUTE: RouteAbout = {
 
 const SAY_ROUTE: RouteAbout = {
   summary: 'Show a line of chat to every player',
-  description: 'Every player sees `[from] text` (`[Server] text` without from), sent with tellraw: the text is only '
+  description: 'Every player sees `[from] text` (`[Server] text` without from; no other sender may be Server or hold '
+    + 'brackets), sent with tellraw: the text is only '
     + 'ever text, never a selector, a component or a command. Line breaks and other control characters become '
     + 'spaces; `§` shows as `⸹`. The line typed into the console is printable ASCII.',
   body: SAY_BODY,
   answers: {
     200: success('Delivered to the console.', 'Message', { ok: true, message: MESSAGE_SENT }),
-    400: failure('`text` is missing or not 1 to 256 characters, `from` is not 1 to 32 characters, either holds a '
-      + 'lone surrogate, or the body is not a JSON object.', TEXT_LENGTH),
+    400: failure('`text` is missing or not 1 to 256 characters, `from` is not 1 to 32 characters, is Server in any '
+      + 'letter case or holds `[` or `]`, either holds a lone surrogate, or the body is not a JSON object.', TEXT_LENGTH),
     ...BODY_ANSWERS, ...WRITE_ANSWERS, ...CONSOLE_ANSWERS,
   },
 };
