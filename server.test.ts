@@ -1960,9 +1960,17 @@ describe('the compiled daemon', { concurrency: GROUPS_AT_ONCE }, () => {
       assert.notEqual(first.stdout, second.stdout);
     });
 
-    test('node dist/server.js --version prints the package version', async () => {
-      const run = await runToExit(host.daemonEnv(), ['--version']);
-      assert.deepEqual({ code: run.code, stdout: run.stdout }, { code: 0, stdout: `${PKG.version}\n` });
+    for (const flag of ['--version', '-v']) {
+      test(`node dist/server.js ${flag} prints the package version`, async () => {
+        const run = await runToExit(host.daemonEnv(), [flag]);
+        assert.deepEqual({ code: run.code, stdout: run.stdout }, { code: 0, stdout: `${PKG.version}\n` });
+      });
+    }
+
+    test('node dist/server.js -h prints what --help prints', async () => {
+      const [short, long] = await Promise.all([runToExit(host.daemonEnv(), ['-h']), runToExit(host.daemonEnv(), ['--help'])]);
+      assert.deepEqual({ code: short.code, stdout: short.stdout }, { code: 0, stdout: long.stdout });
+      assert.match(short.stdout, /-h, --help .*\n.*-v, --version /);
     });
 
     test('node dist/server.js with PORT=70000 exits 78 with a message naming PORT, the range and the value, and does not listen', async () => {
@@ -3814,7 +3822,7 @@ describe('the compiled daemon', { concurrency: GROUPS_AT_ONCE }, () => {
         assert.equal(res.status, 405);
         assertCommonHeaders(res.headers);
         assert.equal(res.headers.allow, allow);
-        if (method !== 'HEAD') assert.deepEqual(res.json, { ok: false, error: 'Method not allowed' });
+        if (method !== 'HEAD') assert.deepEqual(res.json, { ok: false, error: `Method not allowed: this path takes ${allow}.` });
       });
     }
 
@@ -3880,7 +3888,7 @@ describe('the compiled daemon', { concurrency: GROUPS_AT_ONCE }, () => {
       assert.equal(raw.status, 405);
       assertCommonHeaders(raw.headers);
       assert.equal(raw.headers.allow, 'GET, HEAD, OPTIONS, POST');
-      assert.deepEqual(JSON.parse(raw.body.toString('utf8')), { ok: false, error: 'Method not allowed' });
+      assert.deepEqual(JSON.parse(raw.body.toString('utf8')), { ok: false, error: 'Method not allowed: this path takes GET, HEAD, OPTIONS, POST.' });
     });
 
     test('GET /api/status ignores a query string', async () => {
@@ -5158,6 +5166,8 @@ describe('the compiled daemon', { concurrency: GROUPS_AT_ONCE }, () => {
       assert.equal(res.status, 200);
       assert.equal(res.json.openapi, '3.1.0');
       assert.deepEqual(res.json, JSON.parse(JSON.stringify(API_DOCUMENT)));
+      // client generators and Swagger UI need one: relative, so it is right on any address, port and scheme
+      assert.deepEqual(res.json.servers.map((server: { url: string }) => server.url), ['/']);
       const index = (await d.get('/api')).json.endpoints as Array<{ method: string; route: string; auth_required: boolean }>;
       const described = Object.entries(res.json.paths as Record<string, Record<string, unknown>>).flatMap(([route, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${route}`));
       assert.deepEqual(described.sort(), index.map((e) => `${e.method} ${e.route}`).sort());

@@ -45,7 +45,8 @@ const NO_KEY_WARNING = '[WARN] No API_KEY set — write endpoints are disabled u
 const BUSY = 'The server is busy; try again shortly.';
 const INTERNAL_ERROR = 'Internal server error';
 const NOT_FOUND = 'Not found';
-const METHOD_NOT_ALLOWED = 'Method not allowed';
+// the body names what the Allow header lists: a person with curl reads the body, not the headers
+const methodNotAllowed = (allow: string): string => `Method not allowed: this path takes ${allow}.`;
 const NOT_A_JSON_OBJECT = 'Request body must be a JSON object.';
 const BODY_TOO_LARGE = `Request body is larger than ${MAX_BODY_BYTES} bytes.`;
 
@@ -560,21 +561,21 @@ function describeError(err: unknown): string {
 
 // ---- Start-up ----
 
-const USAGE = `Usage: node server.js [--generate-key | --help | --version]
+const USAGE = `Usage: node server.js [--generate-key | -h | --help | -v | --version]
 
 Serves the gameserver-api HTTP API (README.md). Configured by environment variables:
 ${Object.entries(SETTINGS).map(([name, { help }]) => `  ${name.padEnd(26)}${help}`).join('\n')}
 
   --generate-key  print a new random API key and exit
-  --help          print this text and exit
-  --version       print the version and exit
+  -h, --help      print this text and exit
+  -v, --version   print the version and exit
 `;
 
 /** Runs the daemon from the process's arguments and environment; exits 78 on a bad setting. */
 export function main(argv: readonly string[]): void {
   if (argv.includes('--generate-key')) return void process.stdout.write(`${randomBytes(32).toString('base64url')}\n`);
-  if (argv.includes('--help')) return void process.stdout.write(USAGE);
-  if (argv.includes('--version')) return void process.stdout.write(`${VERSION}\n`);
+  if (argv.includes('--help') || argv.includes('-h')) return void process.stdout.write(USAGE);
+  if (argv.includes('--version') || argv.includes('-v')) return void process.stdout.write(`${VERSION}\n`);
   if (argv.length > 0) {
     process.stderr.write(`Unknown argument: ${argv[0]}\n${USAGE}`);
     process.exit(2);
@@ -4605,6 +4606,8 @@ export function openApiDocument(routes: readonly Route[] = routeTable()): object
       description: 'An HTTP/JSON API for one Minecraft (Java Edition) server host. GET routes are public; '
         + 'POST routes need X-API-Key.',
     },
+    // relative: the daemon that served this document, on whatever address, port and scheme it was reached
+    servers: [{ url: '/', description: 'This daemon (http://HOST:6767 by default; https:// when TLS is set).' }],
     paths,
     components: {
       schemas: Object.fromEntries(Object.entries(SCHEMAS).map(([name, schema]) =>
@@ -4855,7 +4858,7 @@ function createHttpServer(
     if (known === undefined) throw new HttpError(404, NOT_FOUND);
     const allow = allowByPath.get(known)!;
     if (req.method === 'OPTIONS') return preflight(allow);
-    if (route === undefined) throw new HttpError(405, METHOD_NOT_ALLOWED, { Allow: allow });
+    if (route === undefined) throw new HttpError(405, methodNotAllowed(allow), { Allow: allow });
     const key = sentKey(req) ?? (route.basicAuth === true ? basicAuthPassword(req) : undefined);
     const reveal = key !== undefined && keyMatches(key, config.apiKey);
     if (route.auth) {
@@ -5052,7 +5055,7 @@ function createHttpServer(
   server.on('connect', (req: IncomingMessage, socket: Socket) => {
     metrics.count(undefined, req.method, 405);
     socket.on('error', () => undefined);
-    socket.end(rawErrorResponse(405, METHOD_NOT_ALLOWED, ['Allow', allowAny]));
+    socket.end(rawErrorResponse(405, methodNotAllowed(allowAny), ['Allow', allowAny]));
   });
   // Requests Node's parser rejects get the same JSON error and headers as any other, never Node's bare reply
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
