@@ -2077,6 +2077,21 @@ describe('the compiled daemon', { concurrency: GROUPS_AT_ONCE }, () => {
       assert.equal((await d.get('/api/status')).status, 200);
     });
 
+    test('node dist/server.js warns on stderr, naming the setting and its routes, when serv or the report script cannot be found or run, and not when they can', async () => {
+      const notExecutable = path.join(host.root, 'servreport-not-executable.sh');
+      fs.writeFileSync(notExecutable, '#!/bin/sh\necho report\n', { mode: 0o644 });
+      const d = await startDaemon(host, defer, { SERV_BIN: 'no-such-serv', REPORT_SCRIPT: notExecutable });
+      const warnings = await waitFor(() => {
+        const lines = d.stderr().split('\n').filter((line) => line.startsWith('[WARN] ') && /SERV_BIN|REPORT_SCRIPT/.test(line));
+        return lines.length === 2 ? lines : undefined;
+      });
+      assert.match(warnings[0], /^\[WARN\] SERV_BIN no-such-serv cannot be found or run: POST \/api\/server\/start, stop, restart and POST \/api\/backup answer 500/);
+      assert.ok(warnings[1].startsWith(`[WARN] REPORT_SCRIPT ${notExecutable} cannot be found or run: GET / and GET /api/report answer 500`), warnings[1]);
+      const fine = await startDaemon(host, defer);   // the sandbox's own serv and report script, found through PATH
+      assert.equal((await fine.get('/api/status')).status, 200);
+      assert.doesNotMatch(fine.stderr(), /SERV_BIN|REPORT_SCRIPT/);
+    });
+
     test('node dist/server.js exits non-zero with a message naming PORT when the port is taken', async () => {
       const taken = net.createServer();
       await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));

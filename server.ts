@@ -605,6 +605,16 @@ export function main(argv: readonly string[]): void {
       `[WARN] ${config.serverDir} holds no server.properties: is SERVER_DIR the game server's folder?\n`,
     );
   }
+  // both are the host's own tools (README.md#the-hosts-serv-tool-and-report-script); the routes that need them answer
+  // 500 until they can run, and a newcomer should learn why at start, not from the first failed request
+  if (findExecutable(config.servBin, config.childEnv) === undefined) {
+    process.stderr.write(`[WARN] SERV_BIN ${config.servBin} cannot be found or run: POST /api/server/start, stop, `
+      + 'restart and POST /api/backup answer 500 until it can (README.md: the host\'s serv tool).\n');
+  }
+  if (findExecutable(config.reportScript, config.childEnv) === undefined) {
+    process.stderr.write(`[WARN] REPORT_SCRIPT ${config.reportScript} cannot be found or run: GET / and `
+      + 'GET /api/report answer 500 until it can (README.md: the report script).\n');
+  }
   const { server } = daemon;
   server.on('error', (err: NodeJS.ErrnoException) => {
     const where = `${config.host ?? 'all interfaces'}`;
@@ -644,6 +654,21 @@ export function main(argv: readonly string[]): void {
   };
   process.on('uncaughtException', fatal('uncaught exception'));
   process.on('unhandledRejection', fatal('unhandled rejection'));
+}
+
+/** The file `command` runs from, found as spawn finds it (a bare name through the PATH it is given), if any can run. */
+function findExecutable(command: string, env: Readonly<Record<string, string>>): string | undefined {
+  const candidates = command.includes('/')
+    ? [path.resolve(command)]
+    : (env.PATH ?? '').split(':').filter((dir) => dir !== '').map((dir) => path.join(dir, command));
+  return candidates.find((file) => {
+    try {
+      fs.accessSync(file, fs.constants.X_OK);
+      return fs.statSync(file).isFile();
+    } catch {
+      return false;
+    }
+  });
 }
 
 // ==== The game process and GET /api/status ====
@@ -1650,7 +1675,8 @@ export const LINE_KINDS: readonly LineKind[] = [
   },
   {
     type: 'player.left', threads: 'game', level: 'INFO', hint: ' left the game',
-    pattern: new RegExp(`^${NAME} left the game$`, 's'), fields: (m) => ({ player: m[1] }), example: 'Alex left the game',
+    pattern: new RegExp(`^${NAME} left the game$`, 's'), fields: (m) => ({ player: m[1] }),
+    example: 'Alex left the game',
   },
   // every disconnect logs this with the bare name; the reason after `: ` is free text (a kick reason can read `Alex
   // left the game`), so the name comes from the start and nothing after the colon is looked at. Players refused at
@@ -1691,7 +1717,8 @@ export const LINE_KINDS: readonly LineKind[] = [
   // the title is the game's (or a datapack's) and shown in brackets; an achievement is 1.8-1.11's advancement
   ...Object.entries(ADVANCEMENT_VERBS).map(([kind, verb]): LineKind => ({
     type: 'player.advancement', threads: 'server', level: 'INFO', hint: ` ${verb} [`,
-    pattern: new RegExp(`^${NAME} ${verb} \\[(.+)\\]$`, 's'), fields: (m) => ({ player: m[1], advancement: m[2], kind }),
+    pattern: new RegExp(`^${NAME} ${verb} \\[(.+)\\]$`, 's'),
+    fields: (m) => ({ player: m[1], advancement: m[2], kind }),
     example: `Alex ${verb} [Stone Age]`, typed: `Alex ${verb} [%s]`,
   })),
   // the tick loop's warning, 1.13+ and 1.8-1.12 (docs/formats.md#lag); Paper removed it in 1.21.9
@@ -2745,7 +2772,8 @@ const SAY_ROUTE: RouteAbout = {
   answers: {
     200: success('Delivered to the console.', 'Message', { ok: true, message: MESSAGE_SENT }),
     400: failure('`text` is missing or not 1 to 256 characters, `from` is not 1 to 32 characters, is Server in any '
-      + 'letter case or holds `[` or `]`, either holds a lone surrogate, or the body is not a JSON object.', TEXT_LENGTH),
+      + 'letter case or holds `[` or `]`, either holds a lone surrogate, or the body is not a JSON object.',
+    TEXT_LENGTH),
     ...BODY_ANSWERS, ...WRITE_ANSWERS, ...CONSOLE_ANSWERS,
   },
 };
@@ -3677,7 +3705,9 @@ function newestCrashReport(dir: string): CrashReport | undefined {
   for (const name of names) {
     const file = path.join(dir, name);
     const stat = fs.lstatSync(file, { throwIfNoEntry: false });
-    if (stat?.isFile() && (newest === undefined || stat.mtimeMs > newest.mtimeMs)) newest = { file, mtimeMs: stat.mtimeMs };
+    if (stat?.isFile() && (newest === undefined || stat.mtimeMs > newest.mtimeMs)) {
+      newest = { file, mtimeMs: stat.mtimeMs };
+    }
   }
   return newest;
 }
