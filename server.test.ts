@@ -12,12 +12,15 @@
 import { after, before, beforeEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import * as crypto from 'node:crypto';
 import { createHash, createHmac, randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as http from 'node:http';
+import * as https from 'node:https';
 import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import * as tls from 'node:tls';
 import { gzipSync } from 'node:zlib';
 import { createHost, unitNodeArgs, type Host, type HostOptions } from './demo/host';
 import {
@@ -393,6 +396,27 @@ function runTool(file: string, args: string[], { input, cwd, env }: { input?: st
   });
 }
 
+/** A self-signed certificate for 127.0.0.1 and its key, as openssl writes them; and the certificate's SHA-256. */
+function makeCertificate(dir: string, name: string): { cert: string; key: string; fingerprint: string } {
+  const cert = path.join(dir, `${name}-cert.pem`);
+  const key = path.join(dir, `${name}-key.pem`);
+  const made = spawnSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes',
+    '-keyout', key, '-out', cert, '-days', '2', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1'], { encoding: 'utf8' });
+  assert.equal(made.status, 0, made.stderr);
+  return { cert, key, fingerprint: new crypto.X509Certificate(fs.readFileSync(cert)).fingerprint256 };
+}
+
+/** The SHA-256 fingerprint of the certificate a TLS server on the port presents to a client that trusts `ca`. */
+function servedFingerprint(port: number, ca: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = tls.connect({ host: '127.0.0.1', port, ca: fs.readFileSync(ca), servername: undefined, rejectUnauthorized: false }, () => {
+      resolve(socket.getPeerX509Certificate()!.fingerprint256);
+      socket.destroy();
+    });
+    socket.once('error', reject);
+  });
+}
+
 let stubUrl = '';
 // each sandbox asks under its own first path segment, so that groups running side by side count only their own lookups
 const stubCalls = new Map<string, string[]>();
@@ -645,6 +669,8 @@ describe('readConfig()', () => {
   after(() => fs.rmSync(dir, { recursive: true, force: true }));
   fs.writeFileSync(path.join(dir, 'key-file'), `${KEY}\n`);
   fs.writeFileSync(path.join(dir, 'tab-key-file'), 'abcdefgh\tijklmnopqrs\n');
+  const served = makeCertificate(dir, 'tls');
+  makeCertificate(dir, 'other');
   const settings = (env: Record<string, string | null>) => Object.fromEntries(Object.entries({ SERVER_DIR: dir, API_KEY: KEY, ...env })
     .filter((e): e is [string, string] => e[1] !== null).map(([name, value]) => [name, name.endsWith('_FILE') ? path.join(dir, value) : value]));
   for (const [label, env, pattern] of [
@@ -678,6 +704,12 @@ describe('readConfig()', () => {
     ['PORT=65536', { PORT: '65536' }, /^PORT must be an integer from 1 to 65535; got "65536"\.$/m],
     ['PORT= 80', { PORT: ' 80' }, /^PORT must be an integer from 1 to 65535; got " 80"\.$/m],
     ['PORT=0x50', { PORT: '0x50' }, /^PORT must be an integer from 1 to 65535; got "0x50"\.$/m],
+    ['TLS_CERT_FILE without TLS_KEY_FILE', { TLS_CERT_FILE: 'tls-cert.pem' }, /^TLS_CERT_FILE and TLS_KEY_FILE must be set together \(HTTPS\) or not at all \(HTTP\); only TLS_CERT_FILE is set\.$/m],
+    ['TLS_KEY_FILE without TLS_CERT_FILE', { TLS_KEY_FILE: 'tls-key.pem' }, /^TLS_CERT_FILE and TLS_KEY_FILE must be set together \(HTTPS\) or not at all \(HTTP\); only TLS_KEY_FILE is set\.$/m],
+    ['TLS_CERT_FILE naming a missing file', { TLS_CERT_FILE: 'no-such-cert.pem', TLS_KEY_FILE: 'tls-key.pem' }, /^TLS_CERT_FILE and TLS_KEY_FILE must name a readable PEM certificate and its private key: .*no-such-cert\.pem/m],
+    ['TLS_KEY_FILE naming a folder', { TLS_CERT_FILE: 'tls-cert.pem', TLS_KEY_FILE: '.' }, /^TLS_CERT_FILE and TLS_KEY_FILE must name a readable PEM certificate and its private key: /m],
+    ['TLS_CERT_FILE holding no PEM', { TLS_CERT_FILE: 'key-file', TLS_KEY_FILE: 'tls-key.pem' }, /^TLS_CERT_FILE and TLS_KEY_FILE must name a readable PEM certificate and its private key: /m],
+    ['TLS_KEY_FILE holding the key of another certificate', { TLS_CERT_FILE: 'tls-cert.pem', TLS_KEY_FILE: 'other-key.pem' }, /^TLS_CERT_FILE and TLS_KEY_FILE must name a readable PEM certificate and its private key: .*key values mismatch/m],
   ] as const) {
     test(`readConfig() refuses ${label} with a message naming the variable, never a secret`, () => {
       assert.throws(() => readConfig(settings(env), dir), (err: unknown) => {
@@ -694,6 +726,10 @@ describe('readConfig()', () => {
     const config = readConfig(settings({ API_KEY: null, API_KEY_FILE: 'key-file', EVENT_WEBHOOK_URL_FILE: 'hook-url', EVENT_WEBHOOK_SECRET_FILE: 'hook-secret', PATH: '/usr/bin' }), dir);
     assert.deepEqual([config.apiKey, config.webhookUrl?.href, config.webhookSecret], [KEY, 'https://discord.example/api/webhooks/1/t0k3n', 's3cret-value']);
     assert.deepEqual(Object.keys(config.childEnv).sort(), ['PATH', 'SERVER_DIR']);
+  });
+  test('readConfig() takes TLS_CERT_FILE and TLS_KEY_FILE together, as paths; without them the daemon speaks plain HTTP', () => {
+    assert.deepEqual(readConfig(settings({ TLS_CERT_FILE: 'tls-cert.pem', TLS_KEY_FILE: 'tls-key.pem' }), dir).tls, { certFile: served.cert, keyFile: served.key });
+    assert.equal(readConfig(settings({}), dir).tls, undefined);
   });
 });
 
@@ -2121,6 +2157,86 @@ describe('the compiled daemon', { concurrency: GROUPS_AT_ONCE }, () => {
   // ---- GET / and GET /api/report (docs/api.md#get-) ----
 
   // its 10 s of waiting overlap the other groups
+  // ---- TLS (docs/api.md#tls) ----
+
+  describe('TLS_CERT_FILE and TLS_KEY_FILE', { concurrency: true }, () => {   // each test runs a daemon of its own
+    const { defer, host } = group({ daemon: false });
+    /** A request over HTTPS by node's client, trusting only `ca`; the body as text. */
+    const secureRequest = (port: number, ca: string, method: string, target: string, headers: Record<string, string> = {}, body?: string) =>
+      new Promise<{ status: number; headers: http.IncomingHttpHeaders; text: string }>((resolve, reject) => {
+        const req = https.request({ host: '127.0.0.1', port, method, path: target, ca: fs.readFileSync(ca), headers }, (res) => {
+          let text = '';
+          res.setEncoding('utf8').on('data', (chunk: string) => (text += chunk)).on('end', () => resolve({ status: res.statusCode!, headers: res.headers, text }));
+        });
+        req.once('error', reject);
+        req.end(body);
+      });
+    const secureDaemon = async (name: string) => {
+      const made = makeCertificate(host.root, name);
+      const d = await startDaemon(host, defer, { TLS_CERT_FILE: made.cert, TLS_KEY_FILE: made.key });
+      return { d, ...made };
+    };
+
+    test('with TLS_CERT_FILE and TLS_KEY_FILE the daemon speaks HTTPS: curl and node\'s client that trust the certificate get the routes, the key works, and the start-up line says so', async (t) => {
+      const { d, cert } = await secureDaemon('speaks');
+      assert.match(d.stdout(), /listening on 127\.0\.0\.1:\d+ \(.*HTTPS with TLS_CERT_FILE=.*speaks-cert\.pem, TLS_KEY_FILE=.*speaks-key\.pem/);
+      const status = await secureRequest(d.port, cert, 'GET', '/api/status');
+      assert.equal(status.status, 200);
+      assertCommonHeaders(status.headers);
+      assert.equal(JSON.parse(status.text).ok, true);
+      const say = await secureRequest(d.port, cert, 'POST', '/api/say', { 'X-API-Key': KEY, 'Content-Type': 'application/json' }, '{"text":"hi"}');
+      assert.deepEqual([say.status, JSON.parse(say.text)], [409, { ok: false, error: MSG.notRunning }]);   // the key was taken: no 401
+      const events = await new Promise<string>((resolve, reject) => {
+        https.get({ host: '127.0.0.1', port: d.port, path: '/api/events', ca: fs.readFileSync(cert) }, (res) => {
+          res.setEncoding('utf8').once('data', (chunk: string) => { resolve(chunk); res.destroy(); });
+        }).once('error', reject);
+      });
+      assert.equal(events, 'retry: 3000\n\n');
+      const curl = await runTool('curl', ['-sS', '--cacert', cert, `https://127.0.0.1:${d.port}/api/players/online`]);
+      if (curl.error) return t.skip('curl is not installed (.ci/run installs it)');
+      assert.equal(curl.status, 0, curl.stderr);
+      assert.equal(JSON.parse(curl.stdout).ok, true);
+    });
+
+    test('with TLS the daemon answers no plain HTTP, and a client that does not trust the certificate gets nothing', async () => {
+      const { d, cert } = await secureDaemon('only');
+      await assert.rejects(request(d.port, 'GET', '/api/status'));   // a TLS server reads HTTP as a broken handshake and closes
+      const other = makeCertificate(host.root, 'stranger');
+      await assert.rejects(secureRequest(d.port, other.cert, 'GET', '/api/status'), /self[- ]signed|unable to verify|certificate/i);
+      assert.equal((await secureRequest(d.port, cert, 'GET', '/api/status')).status, 200);
+    });
+
+    test('a renewed certificate is served to new connections without a restart; files that cannot be used leave the previous one served, logged once', async () => {
+      const { d, cert, key, fingerprint } = await secureDaemon('renewed');
+      assert.equal(await servedFingerprint(d.port, cert), fingerprint);
+      const renewal = makeCertificate(host.root, 'renewal');
+      // as certbot's deploy step does: the new files beside, then renamed over the old ones
+      fs.copyFileSync(renewal.key, `${key}.new`);
+      fs.copyFileSync(renewal.cert, `${cert}.new`);
+      fs.renameSync(`${key}.new`, key);
+      fs.renameSync(`${cert}.new`, cert);
+      await waitFor(async () => (await servedFingerprint(d.port, cert)) === renewal.fingerprint, { timeoutMs: 20_000 });
+      await waitFor(() => d.stdout().includes('TLS: ') && d.stdout().includes('changed; new connections get its certificate'));
+      // a key of another certificate: refused, and the renewal still served
+      fs.copyFileSync(makeCertificate(host.root, 'mismatch').key, key);
+      await waitFor(() => d.stdout().includes('TLS: the certificate files changed and cannot be used'), { timeoutMs: 20_000 });
+      assert.equal(await servedFingerprint(d.port, cert), renewal.fingerprint);
+      assert.equal((await secureRequest(d.port, cert, 'GET', '/api/status')).status, 200);
+      assert.equal(d.stdout().split('TLS: the certificate files changed and cannot be used').length - 1, 1, 'logged once');
+      assert.equal(d.child.exitCode, null);
+    });
+
+    test('node dist/server.js with only TLS_CERT_FILE set, or a certificate it cannot read, exits 78 naming both variables, and does not listen', async () => {
+      const made = makeCertificate(host.root, 'half');
+      for (const extra of [{ TLS_CERT_FILE: made.cert }, { TLS_CERT_FILE: path.join(host.root, 'no-such.pem'), TLS_KEY_FILE: made.key }] as Array<Record<string, string>>) {
+        const run = await runToExit(host.daemonEnv({ HOST: '127.0.0.1', PORT: String(await freePort()), API_KEY: KEY, ...extra }));
+        assert.equal(run.code, 78);
+        assert.match(run.stderr, /^TLS_CERT_FILE and TLS_KEY_FILE must /);
+        assert.ok(!run.stdout.includes('listening on'));
+      }
+    });
+  });
+
   describe('GET /api/report of a script that never ends', { concurrency: 1 }, () => {
     const defer = cleanupStack();
 

@@ -7,7 +7,7 @@
 
 import { Agent as HttpAgent, createServer, request as httpRequest, STATUS_CODES } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
-import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import { Agent as HttpsAgent, createServer as createHttpsServer, request as httpsRequest } from 'node:https';
 import { execFile, spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
@@ -15,6 +15,7 @@ import * as fs from 'node:fs';
 import { isIP } from 'node:net';
 import type { Socket } from 'node:net';
 import * as path from 'node:path';
+import { createSecureContext } from 'node:tls';
 import { urlToHttpOptions } from 'node:url';
 import { gunzip } from 'node:zlib';
 
@@ -101,6 +102,11 @@ const SETTINGS = {
   EVENT_WEBHOOK_SECRET: { secret: true, help: 'signs each webhook body (X-Signature-256)' },
   EVENT_WEBHOOK_SECRET_FILE: { secret: true, help: 'read EVENT_WEBHOOK_SECRET from this file instead' },
   EVENT_WEBHOOK_FORMAT: { secret: false, help: 'json (default) or discord' },
+  TLS_CERT_FILE: {
+    secret: false,
+    help: 'PEM certificate (chain): with TLS_KEY_FILE, HTTPS only on PORT; re-read when it changes',
+  },
+  TLS_KEY_FILE: { secret: false, help: 'PEM private key of TLS_CERT_FILE' },
 } as const;
 type SettingName = keyof typeof SETTINGS;
 
@@ -119,6 +125,7 @@ interface Config {
   consoleShellPane: 'refuse' | 'allow';
   webhookUrl: URL | undefined;
   webhookSecret: string | undefined;
+  tls: TlsFiles | undefined; // undefined: plain HTTP
   webhookFormat: 'json' | 'discord';
   childEnv: Readonly<Record<string, string>>; // the daemon's environment without its secrets, for every child
 }
@@ -186,6 +193,23 @@ export function readConfig(env: NodeJS.ProcessEnv, cwd: string): Readonly<Config
     throw new ConfigError(`EVENT_WEBHOOK_FORMAT must be json or discord; got ${JSON.stringify(webhookFormat)}.`);
   }
   const key = fromFile('API_KEY', 'API_KEY_FILE');
+  const certFile = text('TLS_CERT_FILE');
+  const keyFile = text('TLS_KEY_FILE');
+  if ((certFile === undefined) !== (keyFile === undefined)) {
+    throw new ConfigError('TLS_CERT_FILE and TLS_KEY_FILE must be set together (HTTPS) or not at all (HTTP); '
+      + `only ${certFile === undefined ? 'TLS_KEY_FILE' : 'TLS_CERT_FILE'} is set.`);
+  }
+  const tls = certFile === undefined
+    ? undefined
+    : { certFile: path.resolve(cwd, certFile), keyFile: path.resolve(cwd, keyFile!) };
+  if (tls !== undefined) {
+    try {
+      readTlsCredentials(tls);
+    } catch (err) {
+      throw new ConfigError('TLS_CERT_FILE and TLS_KEY_FILE must name a readable PEM certificate and its private '
+        + `key: ${describeError(err)}.`);
+    }
+  }
   const childEnv: Record<string, string> = {};
   for (const [name, value] of Object.entries(env)) {
     if (value !== undefined && !(name in SETTINGS && SETTINGS[name as SettingName].secret)) childEnv[name] = value;
@@ -206,6 +230,7 @@ export function readConfig(env: NodeJS.ProcessEnv, cwd: string): Readonly<Config
     webhookUrl,
     webhookSecret: webhookSecret.value,
     webhookFormat,
+    tls: tls === undefined ? undefined : Object.freeze(tls),
     childEnv: Object.freeze(childEnv),
   });
 }
@@ -263,6 +288,7 @@ function describeConfig(c: Config): string {
     `EVENT_WEBHOOK_URL=${c.webhookUrl === undefined ? '(none)' : `${c.webhookUrl.origin}/…`}`,
     `EVENT_WEBHOOK_FORMAT=${c.webhookFormat}`,
     `EVENT_WEBHOOK_SECRET=${c.webhookSecret === undefined ? '(none)' : '(set)'}`,
+    c.tls === undefined ? 'plain HTTP' : `HTTPS with TLS_CERT_FILE=${c.tls.certFile}, TLS_KEY_FILE=${c.tls.keyFile}`,
     c.apiKey === undefined ? 'writes disabled' : 'writes enabled',
   ].join(', ');
 }
@@ -4854,6 +4880,59 @@ function resumeReading(socket: HttpSocket): void {
   socket.resume();
 }
 
+// ---- TLS (docs/api.md#tls) ----
+
+const TLS_CHECK_MS = 2_000; // how often the files are looked at: a renewed certificate is served within this
+
+interface TlsFiles {
+  certFile: string;
+  keyFile: string;
+}
+
+/** The certificate (chain) and key of TLS_CERT_FILE and TLS_KEY_FILE, known to be PEM and to belong together. */
+function readTlsCredentials(files: TlsFiles): { cert: Buffer; key: Buffer } {
+  const cert = readSmallFileSync(files.certFile);
+  const key = readSmallFileSync(files.keyFile);
+  createSecureContext({ cert, key }); // throws on what is no PEM, and on a key of another certificate
+  return { cert, key };
+}
+
+/**
+ * A renewal needs no restart: the files are looked at every 2 s through their links (certbot swaps the links of its
+ * live/ folder) and, once both are settled (isSettled), served to new connections. Files that cannot be used (a key
+ * not yet written beside its certificate, a file removed) leave the previous certificate served, and are logged once.
+ */
+function reloadTlsOnChange(server: ReturnType<typeof createHttpsServer>, files: TlsFiles): void {
+  const fault = createFaultLog('TLS');
+  const signature = (): string | undefined => {
+    const parts = [files.certFile, files.keyFile].map(settledSignature);
+    return parts.includes('') ? undefined : parts.join(' ');
+  };
+  let served = signature();
+  const timer = setInterval(() => {
+    const now = signature();
+    if (now === served) return;
+    if (now === undefined) {
+      const missing = [files.certFile, files.keyFile].filter((file) => !fs.existsSync(file));
+      if (missing.length > 0) {
+        fault(`${missing.join(' and ')} cannot be read; the previous certificate is still served`);
+      }
+      return; // or still being written
+    }
+    try {
+      server.setSecureContext(readTlsCredentials(files));
+      served = now;
+      fault(undefined, 'the certificate files can be used again');
+      log(`TLS: ${files.certFile} changed; new connections get its certificate`);
+    } catch (err) {
+      fault(`the certificate files changed and cannot be used (${describeError(err)}); the previous certificate is `
+        + 'still served');
+    }
+  }, TLS_CHECK_MS);
+  timer.unref();
+  server.on('close', () => clearInterval(timer));
+}
+
 /**
  * The node:http server of a daemon: dispatch from the route table, one place that writes every response, and the
  * bounds that keep slow or hostile clients from holding the daemon's memory (docs/api.md#limits-and-protection).
@@ -5069,12 +5148,24 @@ function createHttpServer(
     handle(req, res, expectsContinue);
   };
 
-  const server = createServer({
+  const options = {
     headersTimeout: HEADERS_TIMEOUT_MS,
     requestTimeout: REQUEST_TIMEOUT_MS,
     requireHostHeader: false,
     connectionsCheckingInterval: 1_000,
-  } as Parameters<typeof createServer>[0], (req, res) => take(req, res));
+  } as Parameters<typeof createServer>[0];
+  let server: Server;
+  if (config.tls === undefined) server = createServer(options, (req, res) => take(req, res));
+  else {
+    // a handshake is no request yet: without its own deadline a client could hold a connection 120 s (Node's default)
+    const secure = createHttpsServer(
+      { ...options, ...readTlsCredentials(config.tls), handshakeTimeout: HEADERS_TIMEOUT_MS },
+      (req, res) => take(req, res),
+    );
+    reloadTlsOnChange(secure, config.tls);
+    // node:https serves HTTP with node:http's own connection handling, over TLS sockets: the same events and settings
+    server = secure as unknown as Server;
+  }
   server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
   server.maxConnections = MAX_CONNECTIONS;
   server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => take(req, res, true));
