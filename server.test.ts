@@ -777,6 +777,23 @@ describe('validateCommand()', () => {
   }
 });
 
+describe('README: commands with selectors or NBT', () => {
+  const readme = fs.readFileSync(path.join(__dirname, '..', 'README.md'), 'utf8');
+  const section = readme.slice(readme.indexOf('**Selectors and NBT'), readme.indexOf('**The chat bridge.**'));
+  const functionLines = (/```mcfunction\n([\s\S]*?)```/.exec(section)?.[1] ?? '').split('\n').filter((line) => line !== '' && !line.startsWith('#'));
+  const sent = [...section.matchAll(/-d '(\{[^']*\})'/g)].map((m) => (JSON.parse(m[1]) as { command: string }).command);
+
+  test('README: every command of the datapack example\'s function holds a character POST /api/command refuses', () => {
+    assert.equal(functionLines.length, 3);
+    for (const line of functionLines) assert.throws(() => validateCommand(line), throwsHttp(400, MSG.commandChars), line);
+  });
+
+  test('README: the commands that load and call the datapack function pass validateCommand() as written', () => {
+    assert.deepEqual(sent, ['reload', 'tag Alex add winner', 'function relay:prize']);
+    for (const command of sent) assert.equal(validateCommand(command), command);
+  });
+});
+
 describe('the request bodies of the API description', () => {
   const schemaOf = (route: string, field: string) => API_DOCUMENT.paths[route].post.requestBody.content['application/json'].schema.properties[field];
   const accepts = (validate: (value: unknown) => unknown, value: unknown) => {
