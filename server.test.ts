@@ -5340,6 +5340,16 @@ describe('the compiled daemon', { concurrency: GROUPS_AT_ONCE }, () => {
       }
       assert.deepEqual(broken, []);
     });
+
+    test('docs/README.md lists every page and folder of docs/, and each of its links names a file or folder that exists', () => {
+      const docs = path.join(root, 'docs');
+      const index = fs.readFileSync(path.join(docs, 'README.md'), 'utf8');
+      const links = [...index.matchAll(/\]\(([^)#\s]+)(?:#[^)]*)?\)/g)].map((m) => m[1]).filter((link) => !/^[a-z]+:/.test(link));
+      const listed = new Set(links.map((link) => link.replace(/\/$/, '')));
+      const entries = fs.readdirSync(docs).filter((name) => name !== 'README.md');
+      assert.deepEqual(entries.filter((name) => !listed.has(name)), [], 'not listed in docs/README.md');
+      assert.deepEqual(links.filter((link) => !fs.existsSync(path.join(docs, link))), [], 'links to nothing');
+    });
   });
 
   describe('gameserver-api.service', { concurrency: 1 }, () => {
