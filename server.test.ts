@@ -813,6 +813,23 @@ describe('validateCommand()', () => {
   }
 });
 
+describe('README: commands with selectors or NBT', () => {
+  const readme = fs.readFileSync(path.join(__dirname, '..', 'README.md'), 'utf8');
+  const section = readme.slice(readme.indexOf('**Selectors and NBT'), readme.indexOf('**The chat bridge.**'));
+  const functionLines = (/```mcfunction\n([\s\S]*?)```/.exec(section)?.[1] ?? '').split('\n').filter((line) => line !== '' && !line.startsWith('#'));
+  const sent = [...section.matchAll(/-d '(\{[^']*\})'/g)].map((m) => (JSON.parse(m[1]) as { command: string }).command);
+
+  test('README: every command of the datapack example\'s function holds a character POST /api/command refuses', () => {
+    assert.equal(functionLines.length, 3);
+    for (const line of functionLines) assert.throws(() => validateCommand(line), throwsHttp(400, MSG.commandChars), line);
+  });
+
+  test('README: the commands that load and call the datapack function pass validateCommand() as written', () => {
+    assert.deepEqual(sent, ['reload', 'tag Alex add winner', 'function relay:prize']);
+    for (const command of sent) assert.equal(validateCommand(command), command);
+  });
+});
+
 describe('the request bodies of the API description', () => {
   const schemaOf = (route: string, field: string) => API_DOCUMENT.paths[route].post.requestBody.content['application/json'].schema.properties[field];
   const accepts = (validate: (value: unknown) => unknown, value: unknown) => {
@@ -5547,6 +5564,16 @@ describe('the compiled daemon', { concurrency: GROUPS_AT_ONCE }, () => {
       }
       assert.deepEqual(broken, []);
     });
+
+    test('docs/README.md lists every page and folder of docs/, and each of its links names a file or folder that exists', () => {
+      const docs = path.join(root, 'docs');
+      const index = fs.readFileSync(path.join(docs, 'README.md'), 'utf8');
+      const links = [...index.matchAll(/\]\(([^)#\s]+)(?:#[^)]*)?\)/g)].map((m) => m[1]).filter((link) => !/^[a-z]+:/.test(link));
+      const listed = new Set(links.map((link) => link.replace(/\/$/, '')));
+      const entries = fs.readdirSync(docs).filter((name) => name !== 'README.md');
+      assert.deepEqual(entries.filter((name) => !listed.has(name)), [], 'not listed in docs/README.md');
+      assert.deepEqual(links.filter((link) => !fs.existsSync(path.join(docs, link))), [], 'links to nothing');
+    });
   });
 
   describe('gameserver-api.service', { concurrency: 1 }, () => {
@@ -5568,6 +5595,101 @@ describe('the compiled daemon', { concurrency: GROUPS_AT_ONCE }, () => {
       const score = Number(/Overall exposure level for gameserver-api\.service: (\d+\.\d)/.exec(security.stdout)?.[1]);
       t.diagnostic(`exposure level ${score}`);
       assert.ok(score <= 2.0, `exposure ${score}`);
+    });
+  });
+
+  // README, Installing on a game host: the blocks marked `<!-- recipe: install -->` and `<!-- recipe: webhook -->`
+  // run as written, with bash, except that /etc/… and /opt/… become folders of a scratch root. systemd is not here:
+  // what it would do with the files (EnvironmentFile=, LoadCredential=, Environment= with %d) is done by hand.
+  describe('README: the install recipe', { concurrency: 1 }, () => {
+    const { defer, host } = group({ daemon: false });
+    const repo = path.join(__dirname, '..');
+    const WEBHOOK_PLACEHOLDER = 'https://discord.com/api/webhooks/…/…';
+    const webhookUrl = 'http://127.0.0.1:9/api/webhooks/1/t0k3n';
+    let root = '';
+    before(() => {
+      root = fs.mkdtempSync(path.join(os.tmpdir(), 'gameserver-recipe-'));
+      defer(() => fs.rmSync(root, { recursive: true, force: true }));
+      fs.mkdirSync(path.join(root, 'etc', 'systemd', 'system'), { recursive: true });   // a host with systemd has it
+    });
+
+    /** The sh blocks of README.md marked `<!-- recipe: NAME … -->`, in order, as one script. */
+    const recipe = (name: string) => {
+      const readme = fs.readFileSync(path.join(repo, 'README.md'), 'utf8');
+      const blocks = [...readme.matchAll(/^<!-- recipe: ([a-z]+)\b[^\n]*-->\n```sh\n([\s\S]*?)^```$/gm)].filter((m) => m[1] === name).map((m) => m[2]);
+      assert.ok(blocks.length > 0, `README.md has a block marked recipe: ${name}`);
+      return blocks.join('');
+    };
+    /** Runs a recipe under the scratch root; refuses one that names any other absolute path but /dev/null. */
+    const runRecipe = async (name: string, replace: Record<string, string> = {}) => {
+      let script = recipe(name).replace(/(?<![\w.:/-])\/(etc|opt)\//g, `${root}/$1/`);
+      for (const [from, to] of Object.entries(replace)) script = script.replaceAll(from, to);
+      const outside = [...script.matchAll(/(?<![\w.:/%-])\/[\w.-]+(?:\/[\w.-]*)*/g)].map((m) => m[0]).filter((p) => !p.startsWith(`${root}/`) && p !== '/dev/null');
+      assert.deepEqual(outside, [], 'the recipe writes nothing outside the scratch root');
+      const run = await runTool('bash', ['--norc', '--noprofile', '-euo', 'pipefail', '-c', script], { cwd: repo, env: { PATH: `${path.dirname(process.execPath)}:${process.env.PATH ?? ''}` } });
+      assert.deepEqual({ status: run.status, stderr: run.stderr }, { status: 0, stderr: '' });
+      return run.stdout;
+    };
+    const onHost = (file: string) => (file.startsWith(`${root}/`) ? file : path.join(root, file));
+    const unit = () => onHost('/etc/systemd/system/gameserver-api.service');
+    const assertRootOnly = (file: string) => {
+      const stat = fs.statSync(onHost(file));
+      assert.deepEqual({ file, uid: stat.uid, gid: stat.gid, mode: (stat.mode & 0o777).toString(8) }, { file, uid: 0, gid: 0, mode: '600' });
+    };
+    /** What systemd gives the daemon: the EnvironmentFile's lines, Environment= with %d, each credential's copy. */
+    const serviceEnv = () => {
+      const dropIns = fs.existsSync(`${unit()}.d`) ? fs.readdirSync(`${unit()}.d`).filter((f) => f.endsWith('.conf')).sort().map((f) => path.join(`${unit()}.d`, f)) : [];
+      const credentials = fs.mkdtempSync(path.join(root, 'credentials-'));
+      const env: Record<string, string> = {};
+      for (const file of [unit(), ...dropIns]) {
+        for (const [, name, value] of fs.readFileSync(file, 'utf8').matchAll(/^(EnvironmentFile|Environment|LoadCredential)=(.*)$/gm)) {
+          if (name === 'EnvironmentFile') {
+            for (const [, key, v] of fs.readFileSync(onHost(value), 'utf8').matchAll(/^([A-Z_]+)=(.*)$/gm)) env[key] = v;
+          } else if (name === 'Environment') {
+            const [key, ...rest] = value.split('=');
+            env[key] = rest.join('=').replace('%d', credentials);
+          } else {
+            const [id, source] = value.split(/:(.*)/s);
+            fs.copyFileSync(onHost(source), path.join(credentials, id));
+          }
+        }
+      }
+      return env;
+    };
+    const verify = async (t: { diagnostic(message: string): void }) => {
+      if ((await runTool('systemd-analyze', ['--version'])).error) return t.diagnostic('systemd-analyze is not installed: the unit is not verified');
+      // verify checks that ExecStart's binary exists on this machine
+      if (!fs.existsSync('/usr/bin/node')) fs.writeFileSync(unit(), fs.readFileSync(unit(), 'utf8').replace(/^ExecStart=\/usr\/bin\/node /m, `ExecStart=${process.execPath} `));
+      const run = await runTool('systemd-analyze', ['verify', unit()]);
+      assert.deepEqual({ status: run.status, output: run.stdout + run.stderr }, { status: 0, output: '' });
+    };
+
+    test('README: the install recipe installs the daemon and the unit, and makes a root-only key that the daemon accepts from its credential', async (t) => {
+      const printed = await runRecipe('install');
+      assert.deepEqual(fs.readFileSync(onHost('/opt/gameserver-api/dist/server.js')), fs.readFileSync(DAEMON));
+      assert.equal(fs.readFileSync(unit(), 'utf8'), fs.readFileSync(path.join(repo, 'gameserver-api.service'), 'utf8'));
+      assertRootOnly('/etc/gameserver-api/env');
+      assertRootOnly('/etc/gameserver-api/api-key');
+      const key = fs.readFileSync(onHost('/etc/gameserver-api/api-key'), 'utf8');
+      assert.match(key, /^[A-Za-z0-9_-]{43}\n$/);
+      assert.equal(printed, key);
+      assert.equal(fs.readFileSync(onHost('/etc/gameserver-api/env'), 'utf8'), '');
+      await verify(t);
+      const d = await startDaemon(host, defer, { API_KEY: null, ...serviceEnv() });
+      assert.match(d.stdout(), /EVENT_WEBHOOK_URL=\(none\), .*writes enabled\)/);
+      assertReply(await d.post('/api/command', '[not json', { key: key.trim() }), 400, { ok: false, error: MSG.notObject });   // past the key check
+      assertReply(await d.post('/api/command', '[not json', { key: KEY }), 401, { ok: false, error: MSG.unauthorized });
+    });
+
+    test('README: the webhook recipe keeps the URL in a root-only file, and the daemon posts to it in the discord format', async (t) => {
+      if (!fs.existsSync(unit())) await runRecipe('install');   // when this test runs alone
+      await runRecipe('webhook', { [WEBHOOK_PLACEHOLDER]: webhookUrl });
+      assertRootOnly('/etc/gameserver-api/webhook-url');
+      assert.equal(fs.readFileSync(onHost('/etc/gameserver-api/webhook-url'), 'utf8'), `${webhookUrl}\n`);
+      await verify(t);
+      const d = await startDaemon(host, defer, { API_KEY: null, ...serviceEnv() });
+      assert.match(d.stdout(), /EVENT_WEBHOOK_URL=http:\/\/127\.0\.0\.1:9\/…, EVENT_WEBHOOK_FORMAT=discord, .*writes enabled\)/);
+      assert.ok(!d.stdout().includes('t0k3n'));
     });
   });
 
