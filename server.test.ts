@@ -28,6 +28,7 @@ import {
   LINE_KINDS, maskAddresses, offlineUuid, openApiDocument, parseLines, parseLogLine, parsePaneList, parseProperties, readLogLine, readTail,
   readConfig, redactProperties, scanPresence, tellrawLine, validateCommand, validatePlayer, validateSay,
 } from './server';
+import { escapeForDiscord } from './server';
 import type { GameAction } from './demo/game';
 
 const DAEMON = path.join(__dirname, 'server.js');
@@ -1342,6 +1343,35 @@ function n8nEvaluate(parameter: string, $json: unknown, items: Record<string, un
   });
 }
 
+/**
+ * Texts a player can put before a Discord channel (chat, a name tag in a death message, a sign or a book in a command's
+ * output), each as escapeForDiscord() writes it: read as written, nothing rendered. The daemon's Discord format and
+ * every workflow that posts to Discord are held to this one list.
+ */
+const DISCORD_ESCAPE_CASES: ReadonlyArray<readonly [string, string]> = [
+  ['hello, world', 'hello, world'],
+  ['**bold** __u__ ~~s~~ ||spoiler|| `code` # head -# small > quote', '\\*\\*bold\\*\\* \\_\\_u\\_\\_ \\~\\~s\\~\\~ \\|\\|spoiler\\|\\| \\`code\\` \\# head \\-\\# small \\> quote'],
+  ['```js\nalert(1)\n```', '\\`\\`\\`js\nalert\\(1\\)\n\\`\\`\\`'],
+  ['[free nitro](https://evil.example/x)', '\\[free nitro\\]\\(https:/\u200b/evil.example/x\\)'],
+  ['@everyone @here <@123> <@!123> <@&456> <#789>', '@\u200beveryone @\u200bhere \\<@\u200b123\\> \\<@\u200b!123\\> \\<@\u200b&456\\> \\<\\#789\\>'],
+  ['<t:1700000000:R> <:kek:123> <a:dance:456> </give:789>', '\\<t:1700000000:R\\> \\<:kek:123\\> \\<a:dance:456\\> \\</give:789\\>'],
+  ['https://evil.example HTTP://EVIL.EXAMPLE http:///x <https://no.embed>', 'https:/\u200b/evil.example HTTP:/\u200b/EVIL.EXAMPLE http:/\u200b/\u200b/x \\<https:/\u200b/no.embed\\>'],
+  ['discord.gg/abc DISCORD.GG/abc Discord.Gg/abc', 'discord\u200b.gg/abc DISCORD\u200b.GG/abc Discord\u200b.Gg/abc'],
+  ['discord.com/invite/abc DISCORD.COM/INVITE/abc discordapp.com/invite/abc DiscordApp.Com/invite/abc', 'discord\u200b.com/invite/abc DISCORD\u200b.COM/INVITE/abc discordapp\u200b.com/invite/abc DiscordApp\u200b.Com/invite/abc'],
+  ['discord.gift/abc DISCORD.GIFT/abc discord.new/abc Discord.New/abc', 'discord\u200b.gift/abc DISCORD\u200b.GIFT/abc discord\u200b.new/abc Discord\u200b.New/abc'],
+  ['dsc.gg/abc DSC.GG/abc Dsc.Gg/abc discord.me/abc discord.io/abc discord.li/abc', 'dsc\u200b.gg/abc DSC\u200b.GG/abc Dsc\u200b.Gg/abc discord\u200b.me/abc discord\u200b.io/abc discord\u200b.li/abc'],
+  ['https://discord.gg/abc mydiscord.gg/abc', 'https:/\u200b/discord\u200b.gg/abc mydiscord\u200b.gg/abc'],
+  ['gg 😀 :skull: ümlauts ✨ שלום', 'gg 😀 :skull: ümlauts ✨ שלום'],
+  ['He said "hi", it\'s C:\\path \\* {{ $json }}', 'He said "hi", it\'s C:\\\\path \\\\\\* {{ $json }}'],
+  // command output: the game's own lines, and a player's text inside them
+  ['There are 1 of a max of 20 players online: Kai_2', 'There are 1 of a max of 20 players online: Kai\\_2'],
+  ['There are 1 ban(s):\n<ip> was banned by Server: Griefing', 'There are 1 ban\\(s\\):\n\\<ip\\> was banned by Server: Griefing'],
+  ['Alex was slain by @everyone join DISCORD.GG/abc', 'Alex was slain by @\u200beveryone join DISCORD\u200b.GG/abc'],
+  ['Alex was killed by [Intentional Game Design]', 'Alex was killed by \\[Intentional Game Design\\]'],
+];
+/** escapeForDiscord()'s replacements as server.ts writes them: the text every workflow holds after what it posts. */
+const DISCORD_ESCAPE = escapeForDiscord.toString().match(/\.replace\(.*\)/g)!.join('');
+
 describe('docs/n8n: the relay\'s workflows as files', () => {
   test('docs/n8n holds one workflow file per recipe: the chat command, events to Discord, the chat bridge, the whitelist request', () => {
     assert.deepEqual(n8nWorkflows().map((w) => w.file), ['chat-bridge.json', 'chat-command.json', 'events-to-discord.json', 'whitelist-request.json']);
@@ -1449,6 +1479,128 @@ describe('docs/n8n: the relay\'s workflows as files', () => {
     assert.equal(lineOf({ type: 'server.stopped', pid: 7, crashed: true, reason: 'Exception in server tick loop' }), 'The server crashed: Exception in server tick loop');
     assert.equal(lineOf({ type: 'backup.finished', backup: { name: 'snapshot_1.tar.gz', size: '1.50 KB' } }), 'Backup finished: snapshot\\_1.tar.gz \\(1.50 KB\\)');
     assert.equal(lineOf({ type: 'whitelist.changed', added: ['Kai_2'], removed: ['Bob', 'Zoe'] }), 'Whitelist: added Kai\\_2; removed Bob, Zoe');
+  });
+});
+
+describe('docs/n8n: one escape for Discord, the daemon\'s', () => {
+  /**
+   * Where each workflow hands text to Discord: a Discord node's content (made by the Set node before it), or a reply
+   * for the chat bot to post; each with the item that carries a text there, and the text it must then post.
+   */
+  const postingPoints: Array<{ file: string; node: string; given: string; parameter: (node: N8nNode) => string; item: (text: string) => unknown; posted: (value: string) => string; escaped: (text: string) => string }> = [];
+  const setValue = (node: N8nNode) => node.parameters.assignments.assignments[0].value as string;
+  const replyOf = (node: N8nNode) => node.parameters.responseBody as string;
+  const reply = (value: string) => (JSON.parse(value) as { reply: string }).reply;
+  for (const [file, node] of [['chat-bridge.json', 'Answer'], ['chat-command.json', 'Reply'], ['whitelist-request.json', 'Reply']]) {
+    postingPoints.push(
+      { file, node, given: 'the daemon\'s error', parameter: replyOf, item: (text) => ({ statusCode: 400, body: { ok: false, error: text } }), posted: reply, escaped: escapeForDiscord },
+      { file, node, given: 'the daemon\'s answer', parameter: replyOf, item: (text) => ({ statusCode: 200, body: { ok: true, message: text, output: text.split('\n') } }), posted: reply, escaped: escapeForDiscord },
+    );
+  }
+  postingPoints.push(
+    { file: 'events-to-discord.json', node: 'Escape for Discord', given: 'an event\'s line', parameter: setValue, item: (text) => ({ line: text }), posted: (value) => value, escaped: escapeForDiscord },
+    { file: 'chat-bridge.json', node: 'Chat line', given: 'a player.chat event', parameter: setValue, item: (text) => ({ type: 'player.chat', player: 'Alex', text }), posted: (value) => value, escaped: (text) => escapeForDiscord(`<Alex> ${text}`) },
+  );
+
+  for (const { file, text } of n8nWorkflows()) {
+    const workflow = JSON.parse(text) as N8nWorkflow;
+    test(`${file}: every text it posts to Discord (a Discord node's content, a reply for the chat bot) ends in escapeForDiscord()'s four replacements, written as in server.ts`, () => {
+      const escaping: string[] = [];
+      for (const node of n8nNodes(workflow, 'discord')) {
+        assert.equal(node.parameters.content, '={{ $json.content }}', node.name);
+        const before = Object.entries(workflow.connections).filter(([, { main }]) => main.flat().some((target) => target.node === node.name)).map(([source]) => source);
+        assert.ok(before.length > 0, node.name);
+        for (const name of before) {
+          const setNode = workflow.nodes.find((n) => n.name === name)!;
+          assert.deepEqual(setNode.parameters.assignments.assignments.map((a: { name: string }) => a.name), ['content'], `${name} makes the content alone`);
+          assert.ok(setValue(setNode).endsWith(`${DISCORD_ESCAPE} }}`), `${name}: ${setValue(setNode)}`);
+          escaping.push(name);
+        }
+      }
+      for (const node of n8nNodes(workflow, 'respondToWebhook')) {
+        if (node.parameters.respondWith === 'noData') continue;
+        assert.equal(node.parameters.respondWith, 'json', node.name);
+        assert.ok(replyOf(node).endsWith(`${DISCORD_ESCAPE} }) }}`), `${node.name}: ${replyOf(node)}`);
+        escaping.push(node.name);
+      }
+      // the table below runs each of them over the cases
+      assert.deepEqual(escaping.sort(), postingPoints.filter((point) => point.file === file).map((point) => point.node).filter((name, i, all) => all.indexOf(name) === i).sort());
+    });
+  }
+
+  for (const { file, node: name, given, parameter, item, posted, escaped } of postingPoints) {
+    test(`${file}, node ${name}: posts ${given}, whatever text it holds, as escapeForDiscord() writes it`, () => {
+      const node = (JSON.parse(fs.readFileSync(path.join(N8N_DIR, file), 'utf8')) as N8nWorkflow).nodes.find((n) => n.name === name)!;
+      for (const [text] of DISCORD_ESCAPE_CASES) assert.equal(posted(n8nEvaluate(parameter(node), item(text))), escaped(text), JSON.stringify(text));
+    });
+  }
+
+  test('events-to-discord.json posts a chat line and a death message, whatever they hold, as the daemon\'s Discord format escapes them', () => {
+    const workflow = JSON.parse(fs.readFileSync(path.join(N8N_DIR, 'events-to-discord.json'), 'utf8')) as N8nWorkflow;
+    const lineOf = (line: string, event: object) => {
+      const setNode = workflow.nodes.find((node) => node.name === line)!;
+      const escape = workflow.nodes.find((node) => node.name === workflow.connections[line].main[0][0].node)!;
+      return n8nEvaluate(setValue(escape), { line: n8nEvaluate(setValue(setNode), event) });
+    };
+    for (const [text] of DISCORD_ESCAPE_CASES) {
+      assert.equal(lineOf('Line: chat', { type: 'player.chat', player: 'Alex', text }), describeEvent({ type: 'player.chat', player: 'Alex', text }));
+      assert.equal(lineOf('Line: died', { type: 'player.died', player: 'Alex', message: text }), describeEvent({ type: 'player.died', player: 'Alex', message: text }));
+    }
+  });
+});
+
+/**
+ * The name chat-bridge.json sends as `from` for a Discord author (its sticky note says the same): the display name,
+ * else the username, each with `[` and `]` removed, control characters as spaces, trimmed; a name then empty, over 32
+ * characters, or `Server` in any letter case once spaces and invisible characters are left out is skipped, and with
+ * neither usable the name is `Discord`. The daemon refuses `Server` and brackets in `from` (no one speaks as the
+ * console, or as two speakers); the bridge cleans rather than fails, so a message is never lost for its sender's name,
+ * and the first fallback is still who wrote it.
+ */
+const BRIDGE_SENDERS: ReadonlyArray<readonly [Record<string, unknown> | undefined, string]> = [
+  [{ username: 'kim', global_name: 'Kim ✨' }, 'Kim ✨'],
+  [{ username: 'kim', global_name: null }, 'kim'],
+  [{ username: 'kim', global_name: 'Kim [Admin]' }, 'Kim Admin'],
+  [{ username: 'kim', global_name: 'Alex] [Server' }, 'Alex Server'],
+  [{ username: 'kim', global_name: 'Kim\nthe\tGreat' }, 'Kim the Great'],
+  [{ username: 'kim', global_name: '😀'.repeat(32) }, '😀'.repeat(32)],
+  [{ username: 'kim', global_name: 'Server' }, 'kim'],
+  [{ username: 'kim', global_name: ' sERVER ' }, 'kim'],
+  [{ username: 'kim', global_name: '[Server]' }, 'kim'],
+  [{ username: 'kim', global_name: 'Ser\u200bver' }, 'kim'],
+  [{ username: 'kim', global_name: 'S e r v e r' }, 'kim'],
+  [{ username: 'kim', global_name: '[]' }, 'kim'],
+  [{ username: 'kim', global_name: '\u200b\u2060' }, 'kim'],
+  [{ username: 'kim', global_name: 'x'.repeat(33) }, 'kim'],
+  [{ username: 'server', global_name: '[Server]' }, 'Discord'],
+  [{ username: '[ ]' }, 'Discord'],
+  [undefined, 'Discord'],
+];
+
+describe('docs/n8n: the name the bridge sends for a Discord author', () => {
+  const workflow = JSON.parse(fs.readFileSync(path.join(N8N_DIR, 'chat-bridge.json'), 'utf8')) as N8nWorkflow;
+  const [call] = n8nNodes(workflow, 'httpRequest');
+  for (const [author, from] of BRIDGE_SENDERS) {
+    const shown = JSON.stringify(author)?.replace(/[\u200b\u2060]/g, (c) => `\\u${c.charCodeAt(0).toString(16)}`);
+    test(`chat-bridge.json sends the author ${shown} as from ${JSON.stringify(from)}`, () => {
+      const body = JSON.parse(n8nEvaluate(call.parameters.jsonBody, {}, { 'Channel message': { body: { content: 'hi', author } } }));
+      assert.deepEqual(body, { text: 'hi', from });
+      assert.doesNotThrow(() => validateSay(body));
+    });
+  }
+});
+
+describe('escapeForDiscord()', () => {
+  for (const [text, escaped] of DISCORD_ESCAPE_CASES) {
+    test(`escapeForDiscord() writes ${JSON.stringify(text)} so that it reads as written and nothing in it pings, links, invites or formats`, () => {
+      assert.equal(escapeForDiscord(text), escaped);
+    });
+  }
+  test('describeEvent() escapes what a player wrote with escapeForDiscord()', () => {
+    for (const [text, escaped] of DISCORD_ESCAPE_CASES) {
+      assert.equal(describeEvent({ type: 'player.chat', player: 'Alex', text }), `\\<Alex\\> ${escaped}`);
+      assert.equal(describeEvent({ type: 'player.died', player: 'Alex', message: text }), escaped);
+    }
   });
 });
 
@@ -5133,7 +5285,7 @@ describe('the compiled daemon', { concurrency: GROUPS_AT_ONCE }, () => {
         assert.deepEqual(body, { command: text, output: true });
         assert.equal(res.status, 200);
         assert.equal(await consoleSince(host, start, `${text}\n`), `${text}\n`);
-        assert.equal(reply, res.json.output.join('\n') || 'Done.');
+        assert.equal(reply, escapeForDiscord(res.json.output.join('\n') || 'Done.'));
       });
     }
 
@@ -5143,7 +5295,7 @@ describe('the compiled daemon', { concurrency: GROUPS_AT_ONCE }, () => {
         const { body, res, reply } = await relay('chat-command.json', { content: `!mc ${text}`, author: { username: 'kim' }, roles: ['Minecraft Admin'] });
         assert.deepEqual(body, { command: text, output: true });
         assertReply(res, 400, { ok: false, error: MSG.commandChars });
-        assert.equal(reply, MSG.commandChars);
+        assert.equal(reply, escapeForDiscord(MSG.commandChars));
         await assertNothingSentSince(d, host, start);
       });
     }
@@ -5161,14 +5313,33 @@ describe('the compiled daemon', { concurrency: GROUPS_AT_ONCE }, () => {
 
     test('whitelist-request.json adds the name of !whitelist Name and replies with the daemon\'s verdict, 202 and 400 included', async (t) => {
       const roles = ['Member'];
-      assert.equal((await relay('whitelist-request.json', { content: '!whitelist Zed_9', author: { username: 'zed' }, roles })).reply, 'Zed_9 added to whitelist.');
-      assert.equal((await relay('whitelist-request.json', { content: '!whitelist Zed_9 ', author: { username: 'zed' }, roles })).reply, 'Zed_9 is already on the whitelist.');
+      assert.equal((await relay('whitelist-request.json', { content: '!whitelist Zed_9', author: { username: 'zed' }, roles })).reply, 'Zed\\_9 added to whitelist.');
+      assert.equal((await relay('whitelist-request.json', { content: '!whitelist Zed_9 ', author: { username: 'zed' }, roles })).reply, 'Zed\\_9 is already on the whitelist.');
       const refused = await relay('whitelist-request.json', { content: '!whitelist "Zed"', author: { username: 'zed' }, roles });
-      assert.deepEqual([refused.body, refused.res.status, refused.reply], [{ player: '"Zed"' }, 400, MSG.playerPattern]);
+      assert.deepEqual([refused.body, refused.res.status, refused.reply], [{ player: '"Zed"' }, 400, escapeForDiscord(MSG.playerPattern)]);
       fs.writeFileSync(path.join(host.controlDir, 'game-ignores-whitelist'), '');
       t.after(() => fs.rmSync(path.join(host.controlDir, 'game-ignores-whitelist'), { force: true }));
       const waiting = await relay('whitelist-request.json', { content: '!whitelist Quiet_8', author: { username: 'q' }, roles });
-      assert.deepEqual([waiting.res.status, waiting.reply], [202, 'Quiet_8: whitelist add sent; the game server has not confirmed it yet.']);
+      assert.deepEqual([waiting.res.status, waiting.reply], [202, 'Quiet\\_8: whitelist add sent; the game server has not confirmed it yet.']);
+    });
+
+    test('chat-bridge.json sends a name the daemon takes for every author, one who calls themselves Server or [Server] included', async () => {
+      for (const [author, from] of BRIDGE_SENDERS) {
+        const start = mark();
+        const { body, res, reply } = await relay('chat-bridge.json', { content: 'hi', author });
+        assert.deepEqual([body.from, res.status, reply], [from, 200, 'Message sent.'], JSON.stringify(author));
+        const typed = tellrawLine(from, 'hi');
+        assert.equal(await consoleSince(host, start, `${typed}\n`), `${typed}\n`);
+      }
+    });
+
+    test('chat-command.json escapes the game\'s reply for Discord: a name-tagged mob\'s @everyone and invite in a death message reach the chat as text', async () => {
+      const death = 'Alex was slain by @everyone join DISCORD.GG/abc, discord.gift/x or dsc.gg/x [**now**]';
+      fs.writeFileSync(path.join(host.controlDir, 'lines-after-reply'), JSON.stringify([['Server thread', death]]));
+      const { res, reply } = await relay('chat-command.json', { content: '!mc list', author: { username: 'kim' }, roles: ['Minecraft Admin'] });
+      assert.equal(res.status, 200);
+      assert.deepEqual([res.json.output.length, res.json.output[1]], [2, death]);
+      assert.equal(reply, `${escapeForDiscord(res.json.output[0])}\nAlex was slain by @\u200beveryone join DISCORD\u200b.GG/abc, discord\u200b.gift/x or dsc\u200b.gg/x \\[\\*\\*now\\*\\*\\]`);
     });
   });
 

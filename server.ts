@@ -4044,17 +4044,29 @@ function createEvents(config: Readonly<Config>, clock: Clock, game: GameFinder, 
 }
 
 /**
- * One readable line for a chat channel (EVENT_WEBHOOK_FORMAT=discord). What players wrote (names, chat, a named mob in
- * a death message, a datapack's advancement title) reaches the channel as plain text: Discord's markdown escaped, and
- * no mention, link, invite, emoji or timestamp it would render.
+ * Text for a Discord message that reads as it was written and does nothing else (docs/api.md#escaped-for-discord).
+ * Discord's markdown characters (backslash, backtick, `* _ ~ | < > # [ ] ( ) -`) are escaped, so nothing formats and
+ * no masked link, mention, channel, timestamp, custom emoji or command (`[x](url)`, `<@id>`, `<#id>`, `<t:…>`,
+ * `<:e:id>`) is left; a zero-width space follows every `@` (`@everyone`), every `/` before another `/` (no `https://`
+ * link), and every `discord`, `discordapp` or `dsc` before a dot, in any letter case (no invite, gift or template:
+ * `discord.gg`, `discord.com/invite`, `discord.gift`, `discord.new`, `dsc.gg`). The workflows in docs/n8n write these
+ * four replacements into every text they post to Discord, character for character: a test holds them to this one.
  */
-export function describeEvent(event: { type: string; [field: string]: unknown }): string {
-  const plain = (value: unknown): string => String(value)
+export function escapeForDiscord(text: string): string {
+  return text
     .replace(/[\\*_~`|<>#[\]()-]/g, '\\$&')
     .replace(/@/g, '@\u200b')
     // a link needs its `://`, an invite its domain: a zero-width space breaks both, and the text reads the same
-    .replace(/\/\//g, '/\u200b/')
-    .replace(/discord(?=(?:app)?\.(?:gg|com|me|io|li)\b)/gi, 'discord\u200b');
+    .replace(/\/(?=\/)/g, '/\u200b')
+    .replace(/(?:discord(?:app)?|dsc)(?=\.)/gi, '$&\u200b');
+}
+
+/**
+ * One readable line for a chat channel (EVENT_WEBHOOK_FORMAT=discord). What players wrote (names, chat, a named mob in
+ * a death message, a datapack's advancement title) reaches the channel through escapeForDiscord().
+ */
+export function describeEvent(event: { type: string; [field: string]: unknown }): string {
+  const plain = (value: unknown): string => escapeForDiscord(String(value));
   const names = (value: unknown): string => (Array.isArray(value) ? value.map(plain).join(', ') : '');
   let text: string;
   switch (event.type) {
