@@ -3465,6 +3465,23 @@ describe('the compiled daemon', { concurrency: GROUPS_AT_ONCE }, () => {
       assert.equal(await consoleSince(host, start, 'whitelist remove STEVE\n'), 'whitelist remove STEVE\n');
     });
 
+    // one rule of letter case running and stopped: the stopped group has the same test
+    for (const era of ['1.21', '1.12']) {
+      test(`POST /api/whitelist/remove zed_9 removes the entry Zed_9 and answers "zed_9 removed from whitelist." while the ${era} game runs, as while it is stopped`, async (t) => {
+        const eraFile = path.join(host.controlDir, 'game-era');
+        if (era === '1.12') fs.writeFileSync(eraFile, '1.12\n');
+        t.after(() => fs.rmSync(eraFile, { force: true }));
+        fs.writeFileSync(whitelist(), gson([{ uuid: offlineUuid('Alex'), name: 'Alex' }, { uuid: offlineUuid('Zed_9'), name: 'Zed_9' }]));
+        const start = mark();
+        const res = await d.post('/api/whitelist/remove', { player: 'zed_9' }, { key: KEY });
+        assertReply(res, 200, { ok: true, message: 'zed_9 removed from whitelist.' });
+        assert.equal(await consoleSince(host, start, 'whitelist remove zed_9\n'), 'whitelist remove zed_9\n');
+        assert.deepEqual(JSON.parse(fs.readFileSync(whitelist(), 'utf8')), [{ uuid: offlineUuid('Alex'), name: 'Alex' }]);
+        const reply = era === '1.12' ? 'Removed zed_9 from the whitelist' : 'Removed Zed_9 from the whitelist';
+        await waitFor(() => fs.readFileSync(serverFile(host, 'logs/latest.log'), 'utf8').includes(`]: ${reply}\n`));
+      });
+    }
+
     for (const [player, error] of [['bad name', MSG.playerPattern], ['x'.repeat(17), MSG.playerPattern], ['', MSG.playerPattern], ['a;b', MSG.playerPattern],
       [undefined, MSG.playerRequired], [7, MSG.playerRequired]] as const) {
       for (const route of ['/api/whitelist/add', '/api/whitelist/remove']) {
@@ -3525,6 +3542,14 @@ describe('the compiled daemon', { concurrency: GROUPS_AT_ONCE }, () => {
       const res = await d.post('/api/whitelist/remove', { player: 'alex' }, { key: KEY });
       assertReply(res, 200, { ok: true, message: 'alex removed from whitelist.' });
       assert.deepEqual(stored(), entries.slice(1));
+    });
+
+    // one rule of letter case running and stopped: the running group has the same test
+    test('POST /api/whitelist/remove zed_9 removes the entry Zed_9 and answers "zed_9 removed from whitelist." while the game is stopped, as while it runs', async () => {
+      storeOnly([...entries, { uuid: offlineUuid('Zed_9'), name: 'Zed_9' }]);
+      const res = await d.post('/api/whitelist/remove', { player: 'zed_9' }, { key: KEY });
+      assertReply(res, 200, { ok: true, message: 'zed_9 removed from whitelist.' });
+      assert.deepEqual(stored(), entries);
     });
 
     test('POST /api/whitelist/remove answers "not on the whitelist" and leaves the file as it was', async () => {
@@ -4413,10 +4438,14 @@ describe('the compiled daemon', { concurrency: GROUPS_AT_ONCE }, () => {
       }
     });
 
-    test('POST /api/whitelist/remove answers "not on the whitelist" when the 1.12 game cannot remove a name it has no such entry for', async () => {
+    // the game's list in memory lacks an entry the file has (written while it ran, not reloaded): 1.12 finds none by that name
+    test('POST /api/whitelist/remove answers "not on the whitelist" when the 1.12 game cannot remove a name it has no such entry for', async (t) => {
       setEra('1.12');
       const before = fs.readFileSync(whitelist());
       fs.writeFileSync(whitelist(), gson([...JSON.parse(before.toString('utf8')), { uuid: '069a79f4-44e9-4726-a5be-fca90e38aaf5', name: 'Kai_2' }]));
+      fs.writeFileSync(path.join(host.controlDir, 'game-ignores-whitelist'), '');
+      t.after(() => fs.rmSync(path.join(host.controlDir, 'game-ignores-whitelist'), { force: true }));
+      fs.writeFileSync(path.join(host.controlDir, 'lines-after-reply'), JSON.stringify([['Server thread', 'Could not remove Kai_2 from the whitelist']]));
       try {
         const res = await d.post('/api/whitelist/remove', { player: 'Kai_2' }, { key: KEY });
         assertReply(res, 200, { ok: true, message: 'Kai_2 is not on the whitelist.' });
