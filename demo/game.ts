@@ -220,6 +220,10 @@ function isOnlineMode(): boolean {
   }
 }
 
+// A hand-edited entry may lack its name: Gson reads it as null.
+const hasName = (name: string) => (entry: WhitelistEntry): boolean =>
+  typeof entry.name === 'string' && entry.name.toLowerCase() === name.toLowerCase();
+
 /**
  * GameProfileCache: a name seen before resolves, ignoring case, to the cached profile, and so does a name on the
  * whitelist (the server looked it up, or saw the player, to list it); offline mode invents the rest.
@@ -231,7 +235,7 @@ function resolveProfile(name: string, whitelist: readonly WhitelistEntry[]): Whi
   } catch {
     // no cache yet: a fresh server
   }
-  const known = [...cache, ...whitelist].find((entry) => entry.name.toLowerCase() === name.toLowerCase());
+  const known = [...cache, ...whitelist].find(hasName(name));
   if (known) return { uuid: known.uuid, name: known.name };
   return isOnlineMode() ? null : { uuid: offlineUuid(name), name };
 }
@@ -264,7 +268,7 @@ function addToWhitelist(game: Game, name: string): void {
 function removeFromWhitelist(game: Game, name: string): void {
   const entries = readWhitelist();
   const oldEra = isOldEra(game);
-  const profile = oldEra ? entries.find((entry) => entry.name.toLowerCase() === name.toLowerCase()) : resolveProfile(name, entries);
+  const profile = oldEra ? entries.find(hasName(name)) : resolveProfile(name, entries);
   if (!profile) return writeLog(game, oldEra ? `Could not remove ${name} from the whitelist` : 'That player does not exist');
   const kept = entries.filter((entry) => entry.uuid !== profile.uuid);
   if (kept.length === entries.length) return writeLog(game, 'Player is not whitelisted');
