@@ -3834,6 +3834,23 @@ describe('the compiled daemon', { concurrency: GROUPS_AT_ONCE }, () => {
       assert.equal(await consoleSince(host, start, 'whitelist remove STEVE\n'), 'whitelist remove STEVE\n');
     });
 
+    // one rule of letter case running and stopped: the stopped group has the same test
+    for (const era of ['1.21', '1.12']) {
+      test(`POST /api/whitelist/remove zed_9 removes the entry Zed_9 and answers "zed_9 removed from whitelist." while the ${era} game runs, as while it is stopped`, async (t) => {
+        const eraFile = path.join(host.controlDir, 'game-era');
+        if (era === '1.12') fs.writeFileSync(eraFile, '1.12\n');
+        t.after(() => fs.rmSync(eraFile, { force: true }));
+        fs.writeFileSync(whitelist(), gson([{ uuid: offlineUuid('Alex'), name: 'Alex' }, { uuid: offlineUuid('Zed_9'), name: 'Zed_9' }]));
+        const start = mark();
+        const res = await d.post('/api/whitelist/remove', { player: 'zed_9' }, { key: KEY });
+        assertReply(res, 200, { ok: true, message: 'zed_9 removed from whitelist.' });
+        assert.equal(await consoleSince(host, start, 'whitelist remove zed_9\n'), 'whitelist remove zed_9\n');
+        assert.deepEqual(JSON.parse(fs.readFileSync(whitelist(), 'utf8')), [{ uuid: offlineUuid('Alex'), name: 'Alex' }]);
+        const reply = era === '1.12' ? 'Removed zed_9 from the whitelist' : 'Removed Zed_9 from the whitelist';
+        await waitFor(() => fs.readFileSync(serverFile(host, 'logs/latest.log'), 'utf8').includes(`]: ${reply}\n`));
+      });
+    }
+
     for (const [player, error] of [['bad name', MSG.playerPattern], ['x'.repeat(17), MSG.playerPattern], ['', MSG.playerPattern], ['a;b', MSG.playerPattern],
       [undefined, MSG.playerRequired], [7, MSG.playerRequired]] as const) {
       for (const route of ['/api/whitelist/add', '/api/whitelist/remove']) {
@@ -3894,6 +3911,14 @@ describe('the compiled daemon', { concurrency: GROUPS_AT_ONCE }, () => {
       const res = await d.post('/api/whitelist/remove', { player: 'alex' }, { key: KEY });
       assertReply(res, 200, { ok: true, message: 'alex removed from whitelist.' });
       assert.deepEqual(stored(), entries.slice(1));
+    });
+
+    // one rule of letter case running and stopped: the running group has the same test
+    test('POST /api/whitelist/remove zed_9 removes the entry Zed_9 and answers "zed_9 removed from whitelist." while the game is stopped, as while it runs', async () => {
+      storeOnly([...entries, { uuid: offlineUuid('Zed_9'), name: 'Zed_9' }]);
+      const res = await d.post('/api/whitelist/remove', { player: 'zed_9' }, { key: KEY });
+      assertReply(res, 200, { ok: true, message: 'zed_9 removed from whitelist.' });
+      assert.deepEqual(stored(), entries);
     });
 
     test('POST /api/whitelist/remove answers "not on the whitelist" and leaves the file as it was', async () => {
@@ -4784,10 +4809,14 @@ describe('the compiled daemon', { concurrency: GROUPS_AT_ONCE }, () => {
       }
     });
 
-    test('POST /api/whitelist/remove answers "not on the whitelist" when the 1.12 game cannot remove a name it has no such entry for', async () => {
+    // the game's list in memory lacks an entry the file has (written while it ran, not reloaded): 1.12 finds none by that name
+    test('POST /api/whitelist/remove answers "not on the whitelist" when the 1.12 game cannot remove a name it has no such entry for', async (t) => {
       setEra('1.12');
       const before = fs.readFileSync(whitelist());
       fs.writeFileSync(whitelist(), gson([...JSON.parse(before.toString('utf8')), { uuid: '069a79f4-44e9-4726-a5be-fca90e38aaf5', name: 'Kai_2' }]));
+      fs.writeFileSync(path.join(host.controlDir, 'game-ignores-whitelist'), '');
+      t.after(() => fs.rmSync(path.join(host.controlDir, 'game-ignores-whitelist'), { force: true }));
+      fs.writeFileSync(path.join(host.controlDir, 'lines-after-reply'), JSON.stringify([['Server thread', 'Could not remove Kai_2 from the whitelist']]));
       try {
         const res = await d.post('/api/whitelist/remove', { player: 'Kai_2' }, { key: KEY });
         assertReply(res, 200, { ok: true, message: 'Kai_2 is not on the whitelist.' });
@@ -5933,6 +5962,137 @@ describe('the compiled daemon', { concurrency: GROUPS_AT_ONCE }, () => {
       assert.ok(root.includes('gameserver-host-'), readOr(log).toString());
       process.kill(-group.pid!, 'SIGINT');
       await waitFor(() => !fs.existsSync(root) && processesOf(root).length === 0, { timeoutMs: 20_000 });
+    });
+  });
+
+  describe('npm run demo ends whole: on SIGINT, SIGTERM and SIGHUP and when what started it goes, whatever state the game is in', { concurrency: 2 }, () => {
+    const defer = cleanupStack();
+    const DEMO = path.join(__dirname, 'demo', 'main.js');
+    // `npm run demo` is npm, then `sh -c` with npm_lifecycle_script set, then node; `kill $!` names npm
+    const SCRIPT = '"$NODE" "$DEMO"; exit $?';   // a command after node: sh waits for it rather than exec it
+
+    interface Demo { launcher: ChildProcess; exit: Promise<Exit>; root: string; key: string; port: number; out(): string }
+
+    const groupMembers = (pgid: number) => fs.readdirSync('/proc').filter((e) => /^\d+$/.test(e)).map(Number).filter((pid) => {
+      try {
+        return isAlive(pid) && procStat(pid).pgrp === pgid;
+      } catch {
+        return false;   // exited meanwhile
+      }
+    });
+    const killQuietly = (pid: number) => {
+      try { process.kill(pid, 'SIGKILL'); } catch { /* gone */ }
+    };
+
+    /** Runs `file args` as a terminal's job (a process group of its own) that runs the demo; resolves once it serves. */
+    async function startDemo(file: string, args: string[], env: Record<string, string> = {}): Promise<Demo> {
+      const port = await freePort();
+      const home = fs.mkdtempSync(path.join(os.tmpdir(), 'gameserver-demo-home-'));
+      defer(() => fs.rmSync(home, { recursive: true, force: true }));
+      const launcher = spawn(file, args, {
+        detached: true, stdio: ['ignore', 'pipe', 'pipe'],
+        env: { PATH: process.env.PATH ?? '', HOME: home, PORT: String(port), NODE: process.execPath, DEMO, SCRIPT, ...env },
+      });
+      let out = '';
+      let err = '';
+      launcher.stdout!.setEncoding('utf8').on('data', (s: string) => (out += s));
+      launcher.stderr!.setEncoding('utf8').on('data', (s: string) => (err += s));
+      const exit = new Promise<Exit>((resolve) => launcher.once('exit', (code, signal) => resolve({ code, signal })));
+      const demo: Demo = { launcher, exit, root: '', key: '', port, out: () => out + err };
+      defer(() => {   // only when the test failed half-way: the demo, its daemon, tmux and fakes, its folder
+        groupMembers(launcher.pid!).forEach(killQuietly);
+        if (demo.root === '') return;
+        processesOf(demo.root).forEach(killQuietly);
+        fs.rmSync(demo.root, { recursive: true, force: true });
+      });
+      await waitFor(() => {
+        if (groupMembers(launcher.pid!).length === 0) throw new Error(`the demo exited early: ${out}${err}`);
+        return out.includes('Press Ctrl-C');
+      }, { timeoutMs: 30_000 });
+      demo.root = path.dirname(/ listening on \S+ \(SERVER_DIR=([^,]+),/.exec(out)?.[1] ?? '');
+      assert.ok(demo.root.includes('gameserver-host-'), out + err);
+      demo.key = /^KEY='([A-Za-z0-9_-]{43})'$/m.exec(out)?.[1] ?? '';
+      return demo;
+    }
+
+    const status = async (demo: Demo) => (await request(demo.port, 'GET', '/api/status')).json as { online: boolean; pid?: number };
+
+    async function restartGame(demo: Demo): Promise<void> {
+      const before = await waitFor(async () => (await status(demo)).pid);
+      assert.equal((await request(demo.port, 'POST', '/api/server/restart', { key: demo.key })).status, 200);
+      await waitFor(async () => {
+        const now = await status(demo);
+        return now.online && now.pid !== before;
+      }, { timeoutMs: 30_000 });
+    }
+
+    async function stopGame(demo: Demo): Promise<void> {
+      await waitFor(async () => (await status(demo)).online);
+      assert.equal((await request(demo.port, 'POST', '/api/server/stop', { key: demo.key })).status, 200);
+      await waitFor(async () => !(await status(demo)).online, { timeoutMs: 30_000 });
+    }
+
+    /** Nothing of the demo is left: no process of its group or naming its folder, no tmux server, no folder. */
+    async function assertEndedWhole(demo: Demo): Promise<void> {
+      await waitFor(() => groupMembers(demo.launcher.pid!).length === 0 && processesOf(demo.root).length === 0 && !fs.existsSync(demo.root),
+        { timeoutMs: 30_000 });
+      assert.notEqual((await runTool('tmux', ['-S', path.join(demo.root, 'tmux.sock'), 'list-sessions'])).status, 0);
+    }
+
+    const states = {
+      'its game runs': async () => undefined,
+      'its game was restarted through POST /api/server/restart': restartGame,
+      'its game was stopped through POST /api/server/stop': stopGame,
+    } as const;
+    const cases: Array<[NodeJS.Signals, keyof typeof states]> = [
+      ['SIGINT', 'its game was restarted through POST /api/server/restart'],
+      ['SIGTERM', 'its game was restarted through POST /api/server/restart'],
+      ['SIGHUP', 'its game was restarted through POST /api/server/restart'],
+      ['SIGTERM', 'its game runs'],
+      ['SIGHUP', 'its game runs'],
+      ['SIGTERM', 'its game was stopped through POST /api/server/stop'],
+    ];
+    for (const [signal, state] of cases) {
+      test(`node dist/demo/main.js on ${signal} when ${state}: exits 0 leaving no process, no tmux server and no folder`, async () => {
+        const demo = await startDemo(process.execPath, [DEMO]);
+        await states[state](demo);
+        demo.launcher.kill(signal);
+        assert.deepEqual(await demo.exit, { code: 0, signal: null });
+        await assertEndedWhole(demo);
+      });
+    }
+
+    test('node dist/demo/main.js ends whole when its parent goes without a signal to it (sh killed)', async () => {
+      const demo = await startDemo('sh', ['-c', SCRIPT]);
+      demo.launcher.kill('SIGKILL');
+      await assertEndedWhole(demo);
+      assert.match(demo.out(), /^demo: the process that started the demo has gone$/m);
+    });
+
+    test('node dist/demo/main.js under npm\'s script shell ends whole when npm goes (killed outright, so its shell lives on) after a restart of its game', async () => {
+      // the outer sh stands for npm: the script's shell and node carry npm_lifecycle_script, npm does not
+      const demo = await startDemo('sh', ['-c', 'npm_lifecycle_script=demo sh -c "$SCRIPT"; exit $?']);
+      await restartGame(demo);
+      demo.launcher.kill('SIGKILL');
+      await assertEndedWhole(demo);
+      assert.match(demo.out(), /^demo: the process that started the demo has gone$/m);
+    });
+
+    test('node dist/demo/main.js listens on HOST and PORT, prints curl lines for them, and says what it does while it builds', async () => {
+      const demo = await startDemo(process.execPath, [DEMO], { HOST: '127.0.0.2' });
+      const out = demo.out();
+      assert.match(out, new RegExp(` listening on 127\\.0\\.0\\.2:${demo.port} \\(`));
+      assert.ok(out.includes(`curl -s http://127.0.0.2:${demo.port}/api/status\n`), out);
+      const refused = await new Promise<string>((resolve) => net.connect(demo.port, '127.0.0.1').once('connect', () => resolve('connected')).once('error', (e: NodeJS.ErrnoException) => resolve(e.code ?? '')));
+      assert.equal(refused, 'ECONNREFUSED');
+      const progress = out.split('\n').filter((line) => line.startsWith('demo: '));
+      assert.deepEqual(progress, ['demo: building a simulated host under /tmp', 'demo: starting the simulated game (serv start)',
+        `demo: starting gameserver-api on 127.0.0.2 port ${demo.port}`]);
+      const packageJson = JSON.parse(fs.readFileSync(path.join(__dirname, '..', 'package.json'), 'utf8')) as { scripts: Record<string, string> };
+      assert.match(packageJson.scripts.demo, /^echo 'demo: compiling [^']*' >&2 && npm run -s build && node dist\/demo\/main\.js$/);
+      demo.launcher.kill('SIGTERM');
+      assert.deepEqual(await demo.exit, { code: 0, signal: null });
+      await assertEndedWhole(demo);
     });
   });
 });

@@ -220,16 +220,23 @@ function isOnlineMode(): boolean {
   }
 }
 
-/** GameProfileCache: a name seen before resolves, ignoring case, to the cached profile; offline mode invents the rest. */
-function resolveProfile(name: string): WhitelistEntry | null {
+// A hand-edited entry may lack its name: Gson reads it as null.
+const hasName = (name: string) => (entry: WhitelistEntry): boolean =>
+  typeof entry.name === 'string' && entry.name.toLowerCase() === name.toLowerCase();
+
+/**
+ * GameProfileCache: a name seen before resolves, ignoring case, to the cached profile, and so does a name on the
+ * whitelist (the server looked it up, or saw the player, to list it); offline mode invents the rest.
+ */
+function resolveProfile(name: string, whitelist: readonly WhitelistEntry[]): WhitelistEntry | null {
   let cache: WhitelistEntry[] = [];
   try {
     cache = JSON.parse(fs.readFileSync(USERCACHE_FILE, 'utf8')) as WhitelistEntry[];
   } catch {
     // no cache yet: a fresh server
   }
-  const cached = cache.find((entry) => entry.name.toLowerCase() === name.toLowerCase());
-  if (cached) return { uuid: cached.uuid, name: cached.name };
+  const known = [...cache, ...whitelist].find(hasName(name));
+  if (known) return { uuid: known.uuid, name: known.name };
   return isOnlineMode() ? null : { uuid: offlineUuid(name), name };
 }
 
@@ -243,13 +250,14 @@ function controlFile(game: Game, name: string): string | null {
 }
 
 // 1.13+ replies name the canonical profile and check for no-ops; 1.7-1.12 echo the name as typed, "add" any
-// name twice, and word refusals as `Could not …` (docs/formats.md, console replies).
+// name twice, "remove" the entry of that name in any letter case (UserListWhitelist.getByName), and word
+// refusals as `Could not …` (docs/formats.md, console replies).
 const isOldEra = (game: Game): boolean => ['1.12', '1.8'].includes(controlFile(game, 'game-era') ?? '');
 
 function addToWhitelist(game: Game, name: string): void {
-  const profile = resolveProfile(name);
-  if (!profile) return writeLog(game, isOldEra(game) ? `Could not add ${name} to the whitelist` : 'That player does not exist');
   const entries = readWhitelist();
+  const profile = resolveProfile(name, entries);
+  if (!profile) return writeLog(game, isOldEra(game) ? `Could not add ${name} to the whitelist` : 'That player does not exist');
   if (entries.some((entry) => entry.uuid === profile.uuid)) {
     return writeLog(game, isOldEra(game) ? `Added ${name} to the whitelist` : 'Player is already whitelisted');
   }
@@ -258,13 +266,14 @@ function addToWhitelist(game: Game, name: string): void {
 }
 
 function removeFromWhitelist(game: Game, name: string): void {
-  const profile = resolveProfile(name);
-  if (!profile) return writeLog(game, isOldEra(game) ? `Could not remove ${name} from the whitelist` : 'That player does not exist');
   const entries = readWhitelist();
+  const oldEra = isOldEra(game);
+  const profile = oldEra ? entries.find(hasName(name)) : resolveProfile(name, entries);
+  if (!profile) return writeLog(game, oldEra ? `Could not remove ${name} from the whitelist` : 'That player does not exist');
   const kept = entries.filter((entry) => entry.uuid !== profile.uuid);
-  if (kept.length === entries.length) return writeLog(game, isOldEra(game) ? `Could not remove ${name} from the whitelist` : 'Player is not whitelisted');
+  if (kept.length === entries.length) return writeLog(game, 'Player is not whitelisted');
   fs.writeFileSync(WHITELIST_FILE, formatWhitelist(kept));
-  writeLog(game, `Removed ${isOldEra(game) ? name : profile.name} from the whitelist`);
+  writeLog(game, `Removed ${oldEra ? name : profile.name} from the whitelist`);
 }
 
 function listWhitelist(game: Game): void {

@@ -65,13 +65,13 @@ function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
-/** Polls `probe` until it gives a value; rejects with `failure` after `timeoutMs`. */
-async function waitFor<T>(probe: () => Promise<T | null> | T | null, timeoutMs: number, failure: string): Promise<T> {
+/** Polls `probe` until it gives a value; rejects with `failure` (or what it makes then) after `timeoutMs`. */
+async function waitFor<T>(probe: () => Promise<T | null> | T | null, timeoutMs: number, failure: string | (() => string)): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await probe();
     if (value !== null) return value;
-    if (Date.now() > deadline) throw new Error(failure);
+    if (Date.now() > deadline) throw new Error(typeof failure === 'string' ? failure : failure());
     await sleep(POLL_INTERVAL_MS);
   }
 }
@@ -389,11 +389,15 @@ export async function createHost(options: HostOptions = {}): Promise<Host> {
     await waitFor(() => (isGone(pid) ? true : null), PROCESS_EXIT_TIMEOUT_MS, `The game (pid ${pid}) did not exit within 10 s.`);
   }
 
-  // Everything this host started carries the marker, the tmux server and the game among them.
+  // Everything this host started carries the marker, the tmux server and the game among them. Looked for again until
+  // none is left: one may start another meanwhile (a `serv restart` opening a new tmux server and game).
   async function remove(): Promise<void> {
-    const pids = findMarkedProcesses(root);
-    pids.forEach(killQuietly);
-    await waitFor(() => (pids.every(isGone) ? true : null), PROCESS_EXIT_TIMEOUT_MS, `Processes ${pids.join(', ')} did not exit.`);
+    let left: number[] = [];
+    await waitFor(() => {
+      left = findMarkedProcesses(root).filter((pid) => !isGone(pid));
+      left.forEach(killQuietly);
+      return left.length === 0 ? true : null;
+    }, PROCESS_EXIT_TIMEOUT_MS, () => `Processes ${left.join(', ')} did not exit.`);
     // a process that got its hang-up a moment ago may still be writing its last log lines
     fs.rmSync(root, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 });
   }
