@@ -78,6 +78,13 @@ function makeRandom(seed: number): () => number {
 
 const NAME_STEMS = ['Alex', 'Steve', 'Bramble_Crest', 'xXCreeperXx', 'Notch_fan', 'Luna', 'Oak_Ranger', 'Pixel', 'Redstoner', 'Mira_K'];
 const CHAT_TEXTS = ['anyone got spare iron?', 'brb dinner', 'gg', 'where is the nether portal again', 'lol', 'nice build!', 'meet at 120 64 -340', 'ok'];
+// What a busy server writes besides its players: chunk loading and saving, a plugin's routine lines
+const NOISE_LINES = [
+  '[Server thread/INFO]: [ChunkTaskScheduler] Loaded 4 chunks in region r.2.-1.mca (18ms)',
+  '[Worker-Main-7/INFO]: Preparing spawn area: 83%',
+  '[Server thread/INFO]: [Dynmap] Rendered 512 tiles of world:flat in 2.35 s',
+  '[Server thread/INFO]: Saving chunks for level \'ServerLevel[world]\'/minecraft:overworld',
+];
 const SERVER_LINES = [
   '[Server thread/WARN]: Can\'t keep up! Is the server overloaded? Running 2034ms or 40 ticks behind',
   '[Server thread/INFO]: Saving the game (this may take a moment!)',
@@ -94,8 +101,12 @@ interface LogWriter {
   lines(bytes: number, pool: readonly string[], settle: boolean): Buffer;
 }
 
-/** Vanilla-style lines: logins with addresses, joins, chat, leaves, server noise. */
-function createLogWriter(): LogWriter {
+/**
+ * Vanilla-style lines: logins with addresses, joins, chat, leaves, server noise. `busy` (the default) has a join or a
+ * leave in one line of ten; `chatter` is a log of chat and chunk loading, with a join or a leave in one line of 500.
+ */
+function createLogWriter(mix: 'busy' | 'chatter' = 'busy'): LogWriter {
+  const [joinBelow, leaveBelow, chatBelow] = mix === 'busy' ? [0.06, 0.11, 0.9] : [0.001, 0.002, 0.6];
   const online = new Set<string>();
   const random = makeRandom(20_240_601);
   let seconds = 8 * 3600;
@@ -127,10 +138,10 @@ function createLogWriter(): LogWriter {
       while (size < bytes) {
         const here = pool.filter((name) => online.has(name));
         const roll = random();
-        if (roll < 0.06 && here.length < pool.length) join(pick(pool.filter((name) => !online.has(name))));
-        else if (roll < 0.11 && here.length > 0) leave(pick(here));
-        else if (roll < 0.9 && here.length > 0) emit(`[Async Chat Thread - #3/INFO]: <${pick(here)}> ${pick(CHAT_TEXTS)}`);
-        else emit(pick(SERVER_LINES));
+        if (roll < joinBelow && here.length < pool.length) join(pick(pool.filter((name) => !online.has(name))));
+        else if (roll < leaveBelow && here.length > 0) leave(pick(here));
+        else if (roll < chatBelow && here.length > 0) emit(`[Async Chat Thread - #3/INFO]: <${pick(here)}> ${pick(CHAT_TEXTS)}`);
+        else emit(mix === 'busy' || roll < 0.9 ? pick(SERVER_LINES) : pick(NOISE_LINES));
       }
       if (settle) for (const name of pool) if (online.has(name)) leave(name);
       return Buffer.from(out.join(''), 'utf8');
@@ -753,6 +764,116 @@ async function profile(): Promise<void> {
   }
 }
 
+// ---- The backlog: a fresh daemon on a 1 GiB log, and 900 MiB appended unread (`npm run bench -- --backlog`) ----
+
+const BACKLOG_APPEND_BYTES = 900 * MIB;
+const BACKLOG_FLOOR_RUNS = 3;
+const BACKLOG_POLL_MS = 20;
+
+// The floor: a process that reads the file in 1 MiB chunks and finds every line end, nothing more
+const BARE_SCAN_SOURCE = `
+const fs = require('node:fs');
+const fd = fs.openSync(process.argv[1], 'r');
+const chunk = Buffer.allocUnsafe(1024 * 1024);
+let lines = 0;
+for (let position = 0, read; (read = fs.readSync(fd, chunk, 0, chunk.length, position)) > 0; position += read) {
+  for (let at = chunk.indexOf(10); at !== -1 && at < read; at = chunk.indexOf(10, at + 1)) lines++;
+}
+console.log(lines);
+`;
+
+/** ms a fresh process takes to read the file and find its line ends (the best of a few runs: the page cache warm). */
+function bareScanMs(file: string): number {
+  const runs = Array.from({ length: BACKLOG_FLOOR_RUNS }, () => {
+    const startMs = performance.now();
+    const run = spawnSync(process.execPath, ['-e', BARE_SCAN_SOURCE, file], { encoding: 'utf8' });
+    if (run.status !== 0) throw new Error(`the bare scan failed: ${run.stderr}`);
+    return performance.now() - startMs;
+  });
+  return Math.min(...runs);
+}
+
+/** GET `target` until it answers 200 (a 503 says the log is still being read): the ms until then, and the answer. */
+async function firstAnswer(port: number, target: string): Promise<{ ms: number; body: string; refusals: number; slowestMs: number }> {
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+  const startMs = performance.now();
+  let refusals = 0;
+  let slowestMs = 0;
+  try {
+    for (;;) {
+      const res = await timedGet(port, target, agent);
+      slowestMs = Math.max(slowestMs, res.ms);
+      if (res.status === 200) return { ms: performance.now() - startMs, body: res.body.toString('utf8'), refusals, slowestMs };
+      if (res.status !== 503) throw new Error(`GET ${target} answered ${res.status}`);
+      refusals++;
+      await delay(BACKLOG_POLL_MS);
+    }
+  } finally {
+    agent.destroy();
+  }
+}
+
+const playersOf = (body: string): string[] => ((JSON.parse(body) as { players?: string[] }).players ?? []).sort();
+const onlineGauge = (body: string): number => Number(/^minecraft_players_online (\d+)$/m.exec(body)?.[1]);
+
+async function benchBacklog(): Promise<void> {
+  log(`gameserver-api bench --backlog: node ${process.version}, ${os.cpus().length} CPUs, load average ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+  const targets: Target[] = [];
+  for (const mix of ['chatter', 'busy'] as const) {
+    const host = await createHost({ gameThreads: GAME_THREADS });
+    hosts.push(host);
+    await host.startGame();
+    const writer = createLogWriter(mix);
+    const pool = namePool(1);
+    const logPath = path.join(host.serverDir, 'logs', 'latest.log');
+    growLog(logPath, writer, BIG_LOG_BYTES, pool);
+    const expected = [...writer.online].sort();
+    const floorMs = bareScanMs(logPath);
+    log(`\n### ${mix === 'busy' ? 'A busy log (a join or leave in one line of ten)' : 'A log of chat and chunk loading'}: ${fmt(fs.statSync(logPath).size / MIB, 0)} MiB; the bare scan ${fmt(floorMs, 0)} ms`);
+    const fresh = async (target: string) => {
+      const port = await freePort();
+      const daemon = await startProcess('daemon', [...unitNodeArgs(), 'dist/server.js'], host.daemonEnv({ HOST: '127.0.0.1', PORT: String(port), API_KEY: 'k'.repeat(32) }), port, 'gameserver-api ');
+      const answer = await firstAnswer(port, target);
+      return { daemon, port, answer };
+    };
+    const judge = (name: string, answer: Awaited<ReturnType<typeof firstAnswer>>, right: boolean): void => {
+      log(`${name}: ${fmt(answer.ms, 0)} ms (${fmt(answer.ms / floorMs, 2)} × the bare scan), ${answer.refusals} answers of 503 first, the slowest answer ${fmt(answer.slowestMs, 0)} ms, ${right ? 'right' : 'WRONG'}`);
+      targets.push({ name: `${mix}: ${name}`, goal: '≤ 3 × the bare scan, right; every answer ≤ 2 s', measured: `${fmt(answer.ms / floorMs, 2)} ×, slowest ${fmt(answer.slowestMs, 0)} ms`, held: answer.ms <= 3 * floorMs && right && answer.slowestMs <= 2_000 });
+    };
+    const first = await fresh('/metrics');
+    judge('a fresh daemon\'s first GET /metrics', first.answer, onlineGauge(first.answer.body) === expected.length);
+    await stopProcess(first.daemon);
+    const second = await fresh('/api/players/online');
+    judge('a fresh daemon\'s first GET /api/players/online', second.answer, JSON.stringify(playersOf(second.answer.body)) === JSON.stringify(expected));
+    // the daemon has read the log; now it grows by 900 MiB that nobody asks for, twice
+    for (const target of ['/metrics', '/api/players/online']) {
+      growLog(logPath, writer, fs.statSync(logPath).size + BACKLOG_APPEND_BYTES, pool);
+      const now = [...writer.online].sort();
+      const answer = await firstAnswer(second.port, target);
+      const right = target === '/metrics' ? onlineGauge(answer.body) === now.length : JSON.stringify(playersOf(answer.body)) === JSON.stringify(now);
+      judge(`GET ${target} after ${BACKLOG_APPEND_BYTES / MIB} MiB appended unread`, answer, right);
+    }
+    const presenceMs: number[] = [];
+    let wrong = 0;
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    for (let round = 0; round < PRESENCE_ROUNDS; round++) {
+      fs.appendFileSync(logPath, writer.lines(APPEND_BYTES, pool, false));
+      const res = await timedGet(second.port, '/api/players/online', agent);
+      presenceMs.push(res.ms);
+      if (res.status !== 200 || JSON.stringify(playersOf(res.body.toString('utf8'))) !== JSON.stringify([...writer.online].sort())) wrong++;
+    }
+    agent.destroy();
+    log(`presence after ${APPEND_BYTES / MIB} MiB appended: median ${fmt(median(presenceMs), 2)} ms, max ${fmt(Math.max(...presenceMs), 2)} ms, wrong ${wrong}`);
+    targets.push({ name: `${mix}: presence after 1 MiB appended (median)`, goal: '< 10 ms', measured: `${fmt(median(presenceMs), 2)} ms`, held: median(presenceMs) < 10 && wrong === 0 });
+    await stopProcess(second.daemon);
+    await host.remove();
+    hosts.splice(hosts.indexOf(host), 1);
+  }
+  log('\n| target | goal | measured | result |');
+  log('|---|---|---|---|');
+  for (const t of targets) log(`| ${t.name} | ${t.goal} | ${t.measured} | ${t.held === null ? '—' : t.held ? 'held' : 'MISSED'} |`);
+}
+
 // ---- Clean-up: once, whatever happens ----
 
 const hosts: Host[] = [];
@@ -785,7 +906,8 @@ function cleanupSync(): void {
 process.once('SIGINT', () => void cleanup().finally(() => process.exit(130)));
 process.once('SIGTERM', () => void cleanup().finally(() => process.exit(130)));
 process.once('exit', cleanupSync);
-(process.argv.includes('--profile') ? profile() : process.argv.includes('--bridge') ? bridgeOnly() : bench())
+(process.argv.includes('--profile') ? profile() : process.argv.includes('--bridge') ? bridgeOnly()
+  : process.argv.includes('--backlog') ? benchBacklog() : bench())
   .then(() => 0, (err: unknown) => {
     process.stderr.write(`bench failed: ${err instanceof Error ? err.stack ?? err.message : String(err)}\n`);
     for (const proc of processes) if (proc.output.length > 0) process.stderr.write(`--- last output of ${proc.name} ---\n${proc.output.join('\n')}\n`);

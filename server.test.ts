@@ -2706,6 +2706,27 @@ describe('the compiled daemon', { concurrency: GROUPS_AT_ONCE }, () => {
       assertReply(res, 200, { ok: true, online: false, players: [] });
     });
 
+    test('GET /api/players/online answers 503 with Retry-After, never an old list, while the log is read past 2 s; GET /metrics answers what was read and how many bytes are left', async () => {
+      await newSession();
+      append('Alex joined the game', 'Bob joined the game');
+      assert.deepEqual((await d.get('/api/players/online', { afterChange: true })).json.players, ['Alex', 'Bob']);
+      append('Bob left the game');
+      // then 64 GiB of zeros, a hole that takes no disk: no machine reads that within 2 s
+      const before = fs.statSync(latest()).size;
+      fs.truncateSync(latest(), before + 64 * 2 ** 30);
+      const res = await d.get('/api/players/online');
+      assertReply(res, 503, { ok: false, error: 'latest.log is still being read; players online are not known yet. Try again shortly.' });
+      assert.equal(res.headers['retry-after'], '2');
+      const metrics = await d.get('/metrics');
+      assert.equal(metrics.status, 200);
+      const { samples } = parseExposition(metrics.text);
+      assert.ok(samples.get('gameserver_api_log_unread_bytes')! > 32 * 2 ** 30, String(samples.get('gameserver_api_log_unread_bytes')));
+      assert.equal(samples.get('minecraft_players_online'), 1);   // Alex: Bob's leaving was read before the hole
+      fs.truncateSync(latest(), before);   // the hole goes: the daemon reads the log again from its start
+      assert.deepEqual(await assertFullParse(), ['Alex']);
+      assert.equal(parseExposition((await d.get('/metrics', { afterChange: true })).text).samples.get('gameserver_api_log_unread_bytes'), 0);
+    });
+
     test('GET /api/players/online takes no line over 4 KiB for an event: a "lost connection" with a 5,000-character reason leaves the player online', async () => {
       await newSession();
       append('Alex joined the game', `Alex lost connection: ${'x'.repeat(5_000)}`);

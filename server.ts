@@ -466,7 +466,7 @@ function createDaemon(config: Readonly<Config>, clock: Clock = readClock()): Dae
   const shared = createSharedAnswers();
   const replies = createReplyBudget();
   const game = createGameFinder(config, clock);
-  const presence = createPresence(config, clock, game);
+  const presence = new LogFollower(config, clock, game);
   const gameConsole = createGameConsole(config, game, presence);
   const events = createEvents(config, clock, game, presence);
   const features: Features = {
@@ -576,6 +576,17 @@ function createFaultLog(what: string): (fault: string | undefined, summary?: str
 }
 
 const delay = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** What `promise` settles to within `waitMs`, or undefined after; the work behind it goes on either way. */
+async function settleWithin<T>(promise: Promise<T>, waitMs: number): Promise<T | undefined> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), waitMs)));
+  try {
+    return await Promise.race([promise, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
 
 function log(message: string): void {
   process.stdout.write(`${new Date().toISOString()} ${message}\n`);
@@ -1843,6 +1854,11 @@ export function isConsoleReply(line: LogLine): boolean {
 
 const PRESENCE_CHUNK_BYTES = 1024 * 1024;
 const PRESENCE_SYNC_MAX_BYTES = 64 * 1024; // an append this small is read at once, without a turn of the event loop
+// docs/api.md#the-bridges-events: a larger backlog is read for presence alone (at 4 µs a chat line, 0.7 s of reading)
+const LIVE_BACKLOG_MAX_BYTES = 16 * 1024 * 1024;
+// docs/api.md#freshness: no read route waits longer on the log
+const READ_WAIT_MAX_MS = 2_000;
+const LOG_BEHIND = 'latest.log is still being read; players online are not known yet. Try again shortly.';
 const HEAD_BYTES = 64; // of a followed log, kept to notice it was truncated and written again
 const ARCHIVE_MAX_FILES = 8;
 const ARCHIVE_MAX_BYTES = 64 * 1024 * 1024; // decompressed, all archives together
@@ -1850,7 +1866,7 @@ const SESSION_START_SLACK_MS = 2_000; // log times have whole seconds; the proce
 const ARCHIVE_NAME = /^(\d{4})-(\d\d)-(\d\d)-\d+\.log\.gz$/;
 
 // The kinds presence follows: who is online, and whether the game is stopping. Their hints are looked for in the
-// raw bytes (Buffer.indexOf), so a chunk of chat and chunk loading is never decoded at all.
+// raw bytes, so a chunk of chat and chunk loading is never decoded at all.
 const PRESENCE_TYPES = new Set<LineMeaning['type']>([
   'session.started', 'server.stopping', 'player.joined', 'player.left',
 ]);
@@ -1858,14 +1874,16 @@ const PRESENCE_TYPES = new Set<LineMeaning['type']>([
 // before the daemon first read its log are taken for presence alone: events and counters are of what happens after.
 const TOLD_TYPES = new Set<LineMeaning['type']>(['player.chat', 'player.died', 'player.advancement', 'server.lagging']);
 const FOLLOWED_TYPES = new Set([...PRESENCE_TYPES, ...TOLD_TYPES]);
-const needlesOf = (types: ReadonlySet<LineMeaning['type']>): Buffer[] => [
+// one search for every hint of the kinds followed: a regular expression of them all, run over the raw bytes
+const hintsOf = (types: ReadonlySet<LineMeaning['type']>): RegExp => new RegExp([
   ...new Set(LINE_KINDS.filter((kind) => types.has(kind.type)).flatMap((kind) => kind.hint)),
-].map((hint) => Buffer.from(hint));
-const PRESENCE_NEEDLES = needlesOf(PRESENCE_TYPES);
-const FOLLOWED_NEEDLES = needlesOf(FOLLOWED_TYPES);
+].map((hint) => hint.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|'), 'g');
+const PRESENCE_HINTS = hintsOf(PRESENCE_TYPES);
+const FOLLOWED_HINTS = hintsOf(FOLLOWED_TYPES);
 
 /** What the log told since the daemon started: the counters of GET /metrics. */
 interface LogCounts {
+  backlogBytes: number; // read for presence alone: nothing in them was told or counted
   chat: number;
   deaths: number;
   advancements: number;
@@ -1886,10 +1904,16 @@ const newSession = (): Session => ({ players: new Set(), stopping: false });
 type PresenceListener = (change: LineMeaning, game: string) => void;
 
 interface Presence {
-  /** GET /api/players/online */
+  /** GET /api/players/online: the list when it is current, 503 while the log is read past the 2 s bound. */
   players(): Reply | Promise<Reply>;
   /** Who is online, after parsing what was appended to latest.log since the last call; at once when little was. */
   read(game: GameProcess): Session | Promise<Session>;
+  /** The same, or undefined when the log is not read up to now within `waitMs` (reading goes on meanwhile). */
+  readWithin(game: GameProcess, waitMs: number): Promise<Session | undefined>;
+  /** Bytes of latest.log not read yet, as its size was last seen. */
+  unreadBytes(): number;
+  /** Who is online by what was read so far, without reading. */
+  known(): Session;
   /** Whether what was already read says this game is shutting down: no I/O, so the console never waits for the log. */
   isKnownStopping(game: GameProcess): boolean;
   /**
@@ -1922,102 +1946,262 @@ interface FollowedLog {
   live: boolean; // whether lines are told (TOLD_TYPES), not only applied to the session
 }
 
-/**
- * Presence (docs/formats.md#presence-lines): only bytes appended since the last call are parsed, and only lines that
- * hold a presence hint are decoded. Players belong to one game process: a new process starts with nobody, and a log
- * or archive of an earlier run never gives players to the running one.
- */
-function createPresence(config: Readonly<Config>, clock: Clock, game: GameFinder): Presence {
-  const file = latestLogPath(config);
-  const createdAtMs = Date.now();
-  let listener: PresenceListener | undefined;
-  let followed: FollowedLog | undefined;
-  let followedBefore: string | undefined; // the game whose log was read once: its lines from then on are live
-  const counts: LogCounts = { chat: 0, deaths: 0, advancements: 0, overloads: 0, ticksBehind: 0 };
-  const updates = createSerialQueue();
-  // the update asked for and not begun yet: every read that comes meanwhile shares it, so a burst of requests after a
-  // write costs two updates, not one each (docs/performance.md: players online on a live log)
-  let updateAsked = false;
-  let nextUpdate: Promise<Session> = Promise.resolve(newSession());
-  let updating = false;
-  let latestGame: GameProcess | undefined;
-  const chunk = Buffer.allocUnsafe(PRESENCE_CHUNK_BYTES);
+/** One read of the parser: `length` bytes at `position` into the follower's chunk; the bytes read come back. */
+type ChunkRead = [length: number, position: number];
 
-  const follow = async (session: Session, current: GameProcess): Promise<FollowedLog> => {
+/**
+ * The log follower (docs/formats.md#presence-lines): latest.log read as it grows, for presence, events and metrics.
+ * Only bytes appended since the last call are parsed, and only lines that hold a hint of the kinds followed are
+ * decoded. Players belong to one game process: a new process starts with nobody, and a log or archive of an earlier
+ * run never gives players to the running one. Reads share one update at a time (a burst of requests after a write
+ * costs two updates, not one each: docs/performance.md, players online on a live log).
+ */
+class LogFollower implements Presence {
+  private readonly file: string;
+  private readonly createdAtMs = Date.now();
+  private listener: PresenceListener | undefined;
+  private followed: FollowedLog | undefined;
+  private followedBefore: string | undefined; // the game whose log was read once: its lines from then on are live
+  private readonly told: LogCounts = {
+    backlogBytes: 0, chat: 0, deaths: 0, advancements: 0, overloads: 0, ticksBehind: 0,
+  };
+  private readonly updates = createSerialQueue();
+  private updateAsked = false; // an update asked for and not begun yet: every read that comes meanwhile shares it
+  private nextUpdate: Promise<Session> = Promise.resolve(newSession());
+  private updating = false;
+  private latestGame: GameProcess | undefined;
+  private seenSize = 0; // latest.log's size at the last look: what is beyond `offset` is unread
+  private readonly chunk = Buffer.allocUnsafe(PRESENCE_CHUNK_BYTES);
+  private readonly probe = Buffer.allocUnsafe(HEAD_BYTES + 1);
+
+  constructor(config: Readonly<Config>, private readonly clock: Clock, private readonly game: GameFinder) {
+    this.file = latestLogPath(config);
+  }
+
+  /** Fresh on every request (one stat of latest.log): only what was appended is parsed, the answer made once. */
+  players(): Reply | Promise<Reply> {
+    const found = this.game.find();
+    // the spec: offline means no players, and the log is not read
+    if (found === undefined) return jsonReply({ ok: true, online: false, players: [] });
+    const session = this.read(found);
+    if (!(session instanceof Promise)) return playersReply(session);
+    return settleWithin(session, READ_WAIT_MAX_MS).then((current) => {
+      // never a list of the past as if it were current
+      if (current === undefined) throw new HttpError(503, LOG_BEHIND, { 'Retry-After': '2' });
+      return playersReply(current);
+    });
+  }
+
+  read(current: GameProcess): Session | Promise<Session> {
+    this.latestGame = current;
+    const state = this.followed;
+    if (state !== undefined && !this.updating && !this.updateAsked && state.game === gameIdentity(current)) {
+      const readAtMs = Date.now();
+      let st: fs.Stats | undefined;
+      try {
+        st = fs.statSync(this.file, { throwIfNoEntry: false });
+      } catch {
+        st = undefined;
+      }
+      if (st !== undefined && state.ino === st.ino && state.dev === st.dev) {
+        this.seenSize = st.size;
+        // only appends are looked for: the same size and mtime mean nothing new, once that stat can be trusted
+        if (state.settled && state.size === st.size && state.mtimeMs === st.mtimeMs) return state.view;
+        // a few lines appended (a live server's usual case), and nothing truncated: read them now
+        if (st.size >= state.size && st.size - state.offset <= PRESENCE_SYNC_MAX_BYTES && this.isSameContent(state)) {
+          this.parseAppendedNow(state, st.size);
+          state.mtimeMs = st.mtimeMs;
+          state.settled = isSettled(st.mtimeMs, readAtMs);
+          return state.view;
+        }
+      }
+    }
+    if (!this.updateAsked) {
+      this.updateAsked = true;
+      // the queue may begin it at once, before this assignment: `updateAsked` is then already false again
+      this.nextUpdate = this.updates(async () => {
+        this.updateAsked = false;
+        this.updating = true;
+        try {
+          return await this.update(this.latestGame!);
+        } finally {
+          this.updating = false;
+        }
+      });
+    }
+    return this.nextUpdate;
+  }
+
+  readWithin(current: GameProcess, waitMs: number): Promise<Session | undefined> {
+    const session = this.read(current);
+    return session instanceof Promise ? settleWithin(session, waitMs) : Promise.resolve(session);
+  }
+
+  unreadBytes(): number {
+    return this.followed === undefined ? this.seenSize : Math.max(0, this.seenSize - this.followed.offset);
+  }
+
+  known(): Session {
+    // while an update reads, its session holds what it has read so far
+    return (this.updating ? this.followed?.session : this.followed?.view) ?? newSession();
+  }
+
+  isKnownStopping(current: GameProcess): boolean {
+    return this.followed !== undefined && this.followed.game === gameIdentity(current) && this.followed.view.stopping;
+  }
+
+  listen(next: PresenceListener | undefined): void {
+    this.listener = next;
+  }
+
+  counts(): Readonly<LogCounts> {
+    return this.told;
+  }
+
+  followedGame(): string | undefined {
+    return this.followed?.game;
+  }
+
+  async close(): Promise<void> {
+    await this.updates(async () => undefined);
+    await this.followed?.handle.close();
+    this.followed = undefined;
+  }
+
+  private async follow(session: Session, current: GameProcess): Promise<FollowedLog> {
     const identity = gameIdentity(current);
-    const { handle, stat } = await openRegularFile(file);
+    const { handle, stat } = await openRegularFile(this.file);
     const state: FollowedLog = {
       handle, dev: stat.dev, ino: stat.ino, head: Buffer.alloc(0), size: -1, mtimeMs: -1, settled: false, offset: 0,
       skipping: false, sawStart: false, game: identity, session, view: session, viewStale: true,
       // a game started after the daemon: every line of its log is news
-      live: followedBefore === identity || clock.startedAtMs(current.startTicks) >= createdAtMs,
+      live: this.followedBefore === identity || this.clock.startedAtMs(current.startTicks) >= this.createdAtMs,
     };
-    followedBefore = identity;
+    this.followedBefore = identity;
     return state;
-  };
+  }
 
-  /** What a line tells of a player online (or of lag): counted, and told to the listener. */
-  const tell = (state: FollowedLog, meaning: LineMeaning): void => {
-    if ('player' in meaning && !state.session.players.has(meaning.player)) return;
-    if (meaning.type === 'player.chat') counts.chat++;
-    else if (meaning.type === 'player.died') counts.deaths++;
-    else if (meaning.type === 'player.advancement') counts.advancements++;
-    else if (meaning.type === 'server.lagging') {
-      counts.overloads++;
-      counts.ticksBehind += Number(meaning.ticks);
-    }
-    listener?.(meaning, state.game);
-  };
-
-  /** Applies one whole line. */
-  const applyLine = (state: FollowedLog, raw: string): void => {
-    const meaning = readLogLine(raw, state.live ? FOLLOWED_TYPES : PRESENCE_TYPES);
-    if (meaning === undefined) return;
-    if (TOLD_TYPES.has(meaning.type)) return tell(state, meaning);
-    if (applyMeaning(state.session, meaning, (change) => {
-      state.viewStale = true;
-      listener?.(change, state.game);
-    })) {
-      state.sawStart = true;
+  /** Brings the followed log up to its end: rolls, truncations, a new game process, the first read of a log. */
+  private async update(current: GameProcess): Promise<Session> {
+    const readAtMs = Date.now();
+    const identity = gameIdentity(current);
+    let state = this.followed;
+    if (state !== undefined && state.game !== identity) {
+      // what the earlier process wrote last (its shutdown, its players leaving) is its own, not the new one's
+      await this.parseAppended(state, (await state.handle.stat()).size);
+      state.session = newSession(); // a new game process: everyone was disconnected
+      state.game = this.followedBefore = identity;
       state.viewStale = true;
     }
-  };
+    let st: fs.Stats | undefined;
+    try {
+      st = fs.statSync(this.file, { throwIfNoEntry: false });
+    } catch (err) {
+      throw fileError(err, 'latest.log');
+    }
+    if (st === undefined) {
+      // docs/api.md#get-apiplayersonline: the server runs but has no log (yet): nobody online
+      await state?.handle.close();
+      this.followed = undefined;
+      this.seenSize = 0;
+      return newSession();
+    }
+    if (!st.isFile()) throw new HttpError(500, 'latest.log is not a regular file.');
+    this.seenSize = st.size;
+    // a log last written before this process started is an earlier run's, until log4j rolls it at the first
+    // line of this run: neither its players nor its shutdown belong to this game
+    const startedAtMs = this.clock.startedAtMs(current.startTicks);
+    if (st.mtimeMs < startedAtMs) return newSession();
+    if (state !== undefined && (state.dev !== st.dev || state.ino !== st.ino)) {
+      // log4j rolled latest.log (at start-up, or at midnight while the game runs): what was written to the old
+      // file since the last call is read first, through the handle; the same process keeps its players
+      await this.parseAppended(state, (await state.handle.stat()).size);
+      await state.handle.close();
+      this.followed = undefined;
+      this.followed = state = await this.follow(state.session, current);
+    } else if (state !== undefined && (st.size < state.offset || !this.isSameContent(state))) {
+      // truncated in place (log4j's copy-and-truncate fallback), perhaps already written again
+      Object.assign(state, { offset: 0, skipping: false, head: Buffer.alloc(0), viewStale: true });
+    }
+    if (state === undefined) {
+      state = await this.follow(newSession(), current);
+      await this.parseAppended(state, (await state.handle.stat()).size);
+      if (!state.sawStart) {
+        // the daemon starts after a midnight roll: the session's start is in the archives; the file is then read
+        // again for presence alone (what it told, it told once)
+        Object.assign(state, {
+          session: await sessionFromArchives(path.dirname(this.file), startedAtMs),
+          offset: 0,
+          skipping: false,
+          live: false,
+          viewStale: true,
+        });
+      }
+      this.followed = state;
+    }
+    const now = await state.handle.stat();
+    this.seenSize = now.size;
+    if (state.live && now.size - state.offset > LIVE_BACKLOG_MAX_BYTES) {
+      // docs/api.md#the-bridges-events: a backlog this large (a flood of chat, a long time nobody asked) is read for
+      // presence alone, at the speed of the disk; what it held besides joins and leaves is neither told nor counted
+      const backlog = now.size - state.offset;
+      state.live = false;
+      await this.parseAppended(state, now.size);
+      this.told.backlogBytes += backlog;
+    } else await this.parseAppended(state, now.size);
+    state.mtimeMs = now.mtimeMs;
+    state.settled = isSettled(now.mtimeMs, readAtMs);
+    state.live = true; // caught up: what is appended from now on is news
+    return state.view;
+  }
 
-  const probe = Buffer.allocUnsafe(HEAD_BYTES + 1);
+  /** Parses [offset, size) into the state, a chunk at a time on libuv's threads. */
+  private async parseAppended(state: FollowedLog, size: number): Promise<void> {
+    const parse = this.parse(state, size);
+    for (let step = parse.next(); !step.done; ) {
+      const [length, position] = step.value;
+      step = parse.next((await state.handle.read(this.chunk, 0, length, position)).bytesRead);
+    }
+  }
+
+  /** The same for a small append, read at once: one read of bytes the kernel still has in its cache. */
+  private parseAppendedNow(state: FollowedLog, size: number): void {
+    const parse = this.parse(state, size);
+    for (let step = parse.next(); !step.done; ) {
+      const [length, position] = step.value;
+      step = parse.next(fs.readSync(state.handle.fd, this.chunk, 0, length, position));
+    }
+  }
+
+  /** The one parser of appended bytes: asks for each chunk's read, and is handed the bytes read. */
+  private *parse(state: FollowedLog, size: number): Generator<ChunkRead, void, number> {
+    let partial: string | undefined;
+    while (state.offset < size) {
+      const bytesRead: number = yield [Math.min(this.chunk.length, size - state.offset), state.offset];
+      if (bytesRead === 0) break;
+      const step = this.take(state, this.chunk.subarray(0, bytesRead), bytesRead === this.chunk.length);
+      state.offset += step.taken;
+      partial = step.partial;
+      if (step.taken === 0) break;
+    }
+    this.settleView(state, partial, size);
+  }
+
   /** Whether the file still starts as it did, and a line still ends where parsing stopped: two small reads. */
-  const isSameContent = (state: FollowedLog): boolean => {
+  private isSameContent(state: FollowedLog): boolean {
+    const { probe } = this;
     if (state.head.length > 0) fs.readSync(state.handle.fd, probe, 0, state.head.length, 0);
     if (!probe.subarray(0, state.head.length).equals(state.head)) return false;
     if (state.offset === 0) return true;
     fs.readSync(state.handle.fd, probe, 0, 1, state.offset - 1);
     return probe[0] === 10;
-  };
-
-  /** Applies the followed lines among the whole lines of data[0, end), telling the listener what they tell. */
-  const applyLines = (state: FollowedLog, data: Buffer, end: number): void => {
-    const needles = state.live ? FOLLOWED_NEEDLES : PRESENCE_NEEDLES;
-    const next = needles.map((needle) => data.indexOf(needle));
-    for (let pos = 0; pos < end; ) {
-      let hit = -1;
-      for (let i = 0; i < next.length; i++) {
-        // each needle's search only moves forward: a chunk is read once per needle, whatever the line count
-        if (next[i] !== -1 && next[i] < pos) next[i] = data.indexOf(needles[i], pos);
-        if (next[i] !== -1 && (hit === -1 || next[i] < hit)) hit = next[i];
-      }
-      if (hit === -1 || hit >= end) break;
-      const lineStart = hit === 0 ? 0 : data.lastIndexOf(10, hit - 1) + 1;
-      const lineEnd = data.indexOf(10, hit);
-      // only whole lines are decoded, so a UTF-8 sequence is never split; a very long one means nothing
-      if (lineEnd - lineStart <= LOG_LINE_MAX_BYTES) applyLine(state, data.toString('utf8', lineStart, lineEnd));
-      pos = lineEnd + 1;
-    }
-  };
+  }
 
   /**
    * Takes the whole lines of `data`, the log's bytes from state.offset; returns how many it took,
    * and a last partial line.
    */
-  const take = (state: FollowedLog, data: Buffer, full: boolean): { taken: number; partial?: string } => {
+  private take(state: FollowedLog, data: Buffer, full: boolean): { taken: number; partial?: string } {
     if (state.head.length < HEAD_BYTES && state.offset === 0) state.head = Buffer.from(data.subarray(0, HEAD_BYTES));
     if (state.skipping) {
       const end = data.indexOf(10);
@@ -2030,13 +2214,58 @@ function createPresence(config: Readonly<Config>, clock: Clock, game: GameFinder
       state.skipping = true; // a line longer than a chunk means nothing: skip to its end
       return { taken: data.length };
     }
-    applyLines(state, data, lastBreak);
+    this.applyLines(state, data, lastBreak);
     return { taken: lastBreak + 1 };
-  };
+  }
+
+  /**
+   * Applies the followed lines among the whole lines of data[0, end). The hints are found by one search over the
+   * bytes seen as latin1 (every hint is ASCII, so a character's index is its byte's), and only their lines decoded.
+   */
+  private applyLines(state: FollowedLog, data: Buffer, end: number): void {
+    const hints = state.live ? FOLLOWED_HINTS : PRESENCE_HINTS;
+    const text = data.toString('latin1', 0, end);
+    hints.lastIndex = 0;
+    for (let found = hints.exec(text); found !== null; found = hints.exec(text)) {
+      const lineStart = text.lastIndexOf('\n', found.index) + 1;
+      const lineEnd = data.indexOf(10, found.index);
+      // only whole lines are decoded, so a UTF-8 sequence is never split; a very long one means nothing
+      if (lineEnd - lineStart <= LOG_LINE_MAX_BYTES) this.applyLine(state, data.toString('utf8', lineStart, lineEnd));
+      hints.lastIndex = lineEnd + 1;
+    }
+  }
+
+  /** Applies one whole line. */
+  private applyLine(state: FollowedLog, raw: string): void {
+    const meaning = readLogLine(raw, state.live ? FOLLOWED_TYPES : PRESENCE_TYPES);
+    if (meaning === undefined) return;
+    if (TOLD_TYPES.has(meaning.type)) return this.tell(state, meaning);
+    if (applyMeaning(state.session, meaning, (change) => {
+      state.viewStale = true;
+      this.listener?.(change, state.game);
+    })) {
+      state.sawStart = true;
+      state.viewStale = true;
+    }
+  }
+
+  /** What a line tells of a player online (or of lag): counted, and told to the listener. */
+  private tell(state: FollowedLog, meaning: LineMeaning): void {
+    if ('player' in meaning && !state.session.players.has(meaning.player)) return;
+    const { told } = this;
+    if (meaning.type === 'player.chat') told.chat++;
+    else if (meaning.type === 'player.died') told.deaths++;
+    else if (meaning.type === 'player.advancement') told.advancements++;
+    else if (meaning.type === 'server.lagging') {
+      told.overloads++;
+      told.ticksBehind += Number(meaning.ticks);
+    }
+    this.listener?.(meaning, state.game);
+  }
 
   // log4j writes a line with one write: a final line that matches in full counts now, and is read again, whole, once
   // more bytes arrive (the offset stays at its start)
-  const settleView = (state: FollowedLog, partial: string | undefined, size: number): void => {
+  private settleView(state: FollowedLog, partial: string | undefined, size: number): void {
     const meaning = partial === undefined ? undefined : readLogLine(partial, PRESENCE_TYPES);
     state.size = size;
     if (meaning === undefined && !state.viewStale) return; // the view as it was, and its answer made once
@@ -2044,171 +2273,13 @@ function createPresence(config: Readonly<Config>, clock: Clock, game: GameFinder
     if (meaning !== undefined && applyMeaning(view, meaning)) state.sawStart = true;
     state.view = view;
     state.viewStale = meaning !== undefined; // a view with the final line in it is not the session's
-  };
-
-  /** Parses [offset, size) into the state, a chunk at a time on libuv's threads. */
-  const parseAppended = async (state: FollowedLog, size: number): Promise<void> => {
-    let partial: string | undefined;
-    while (state.offset < size) {
-      const { bytesRead } = await state.handle.read(
-        chunk, 0, Math.min(chunk.length, size - state.offset), state.offset,
-      );
-      if (bytesRead === 0) break;
-      const step = take(state, chunk.subarray(0, bytesRead), bytesRead === chunk.length);
-      state.offset += step.taken;
-      partial = step.partial;
-      if (step.taken === 0) break;
-    }
-    settleView(state, partial, size);
-  };
-
-  /** The same for a small append, read at once: one read of bytes the kernel still has in its cache. */
-  const parseAppendedNow = (state: FollowedLog, size: number): void => {
-    let partial: string | undefined;
-    while (state.offset < size) {
-      const bytesRead = fs.readSync(
-        state.handle.fd, chunk, 0, Math.min(chunk.length, size - state.offset), state.offset,
-      );
-      if (bytesRead === 0) break;
-      const step = take(state, chunk.subarray(0, bytesRead), bytesRead === chunk.length);
-      state.offset += step.taken;
-      partial = step.partial;
-      if (step.taken === 0) break;
-    }
-    settleView(state, partial, size);
-  };
-
-  const update = async (current: GameProcess): Promise<Session> => {
-    const readAtMs = Date.now();
-    const identity = gameIdentity(current);
-    let state = followed;
-    if (state !== undefined && state.game !== identity) {
-      // what the earlier process wrote last (its shutdown, its players leaving) is its own, not the new one's
-      await parseAppended(state, (await state.handle.stat()).size);
-      state.session = newSession(); // a new game process: everyone was disconnected
-      state.game = followedBefore = identity;
-      state.viewStale = true;
-    }
-    let st: fs.Stats | undefined;
-    try {
-      st = fs.statSync(file, { throwIfNoEntry: false });
-    } catch (err) {
-      throw fileError(err, 'latest.log');
-    }
-    if (st === undefined) {
-      // docs/api.md#get-apiplayersonline: the server runs but has no log (yet): nobody online
-      await state?.handle.close();
-      followed = undefined;
-      return newSession();
-    }
-    if (!st.isFile()) throw new HttpError(500, 'latest.log is not a regular file.');
-    // a log last written before this process started is an earlier run's, until log4j rolls it at the first
-    // line of this run: neither its players nor its shutdown belong to this game
-    const startedAtMs = clock.startedAtMs(current.startTicks);
-    if (st.mtimeMs < startedAtMs) return newSession();
-    if (state !== undefined && (state.dev !== st.dev || state.ino !== st.ino)) {
-      // log4j rolled latest.log (at start-up, or at midnight while the game runs): what was written to the old
-      // file since the last call is read first, through the handle; the same process keeps its players
-      await parseAppended(state, (await state.handle.stat()).size);
-      await state.handle.close();
-      followed = undefined;
-      followed = state = await follow(state.session, current);
-    } else if (state !== undefined && (st.size < state.offset || !isSameContent(state))) {
-      // truncated in place (log4j's copy-and-truncate fallback), perhaps already written again
-      Object.assign(state, { offset: 0, skipping: false, head: Buffer.alloc(0), viewStale: true });
-    }
-    if (state === undefined) {
-      state = await follow(newSession(), current);
-      await parseAppended(state, (await state.handle.stat()).size);
-      if (!state.sawStart) {
-        // the daemon starts after a midnight roll: the session's start is in the archives; the file is then read
-        // again for presence alone (what it told, it told once)
-        Object.assign(state, {
-          session: await sessionFromArchives(path.dirname(file), startedAtMs),
-          offset: 0,
-          skipping: false,
-          live: false,
-          viewStale: true,
-        });
-      }
-      followed = state;
-    }
-    const now = await state.handle.stat();
-    await parseAppended(state, now.size);
-    state.mtimeMs = now.mtimeMs;
-    state.settled = isSettled(now.mtimeMs, readAtMs);
-    state.live = true; // caught up: what is appended from now on is news
-    return state.view;
-  };
-
-  const read = (current: GameProcess): Session | Promise<Session> => {
-    latestGame = current;
-    const state = followed;
-    if (state !== undefined && !updating && !updateAsked && state.game === gameIdentity(current)) {
-      const readAtMs = Date.now();
-      let st: fs.Stats | undefined;
-      try {
-        st = fs.statSync(file, { throwIfNoEntry: false });
-      } catch {
-        st = undefined;
-      }
-      if (st !== undefined && state.ino === st.ino && state.dev === st.dev) {
-        // only appends are looked for: the same size and mtime mean nothing new, once that stat can be trusted
-        if (state.settled && state.size === st.size && state.mtimeMs === st.mtimeMs) return state.view;
-        // a few lines appended (a live server's usual case), and nothing truncated: read them now
-        if (st.size >= state.size && st.size - state.offset <= PRESENCE_SYNC_MAX_BYTES && isSameContent(state)) {
-          parseAppendedNow(state, st.size);
-          state.mtimeMs = st.mtimeMs;
-          state.settled = isSettled(st.mtimeMs, readAtMs);
-          return state.view;
-        }
-      }
-    }
-    if (!updateAsked) {
-      updateAsked = true;
-      // the queue may begin it at once, before this assignment: `updateAsked` is then already false again
-      nextUpdate = updates(async () => {
-        updateAsked = false;
-        updating = true;
-        try {
-          return await update(latestGame!);
-        } finally {
-          updating = false;
-        }
-      });
-    }
-    return nextUpdate;
-  };
-
-  const playersReply = (session: Session): Reply => (session.reply ??= jsonReply({
-    ok: true, online: true, count: session.players.size, players: [...session.players],
-  }));
-
-  return {
-    /**
-     * Fresh on every request (one stat of latest.log): only what was appended is parsed,
-     * the answer serialised once per change.
-     */
-    players() {
-      const found = game.find();
-      // the spec: offline means no players, and the log is not read
-      if (found === undefined) return jsonReply({ ok: true, online: false, players: [] });
-      const session = read(found);
-      return session instanceof Promise ? session.then(playersReply) : playersReply(session);
-    },
-    read,
-    isKnownStopping: (current) =>
-      followed !== undefined && followed.game === gameIdentity(current) && followed.view.stopping,
-    listen: (next) => (listener = next),
-    counts: () => counts,
-    followedGame: () => followed?.game,
-    async close() {
-      await updates(async () => undefined);
-      await followed?.handle.close();
-      followed = undefined;
-    },
-  };
+  }
 }
+
+/** GET /api/players/online's answer of a session, made once per view. */
+const playersReply = (session: Session): Reply => (session.reply ??= jsonReply({
+  ok: true, online: true, count: session.players.size, players: [...session.players],
+}));
 
 /**
  * Applies a presence line's meaning to a session, telling `listener` what changed;
@@ -2312,13 +2383,15 @@ async function gunzipFile(file: string, maxBytes: number): Promise<string | unde
 
 const PLAYERS_ROUTE: RouteAbout = {
   summary: 'Players online',
-  description: 'Who is online by the join and leave lines of latest.log; fresh on every request.',
+  description: 'Who is online by the join and leave lines of latest.log; fresh on every request, and never '
+    + 'older than the log: while the log is read past 2 s, 503.',
   answers: {
     200: success('The players, or online false.', 'Players', {
       ok: true, online: true, count: 2, players: ['Alex', '.Bramble_Crest'],
     }),
     500: failure('latest.log cannot be read or is not a regular file.', 'latest.log is not a regular file.'),
-    503: BUSY_ANSWER,
+    503: failure('latest.log is still being read past the 2 s bound (a fresh daemon on a large log, a flood); '
+      + 'Retry-After says when to ask again. Or the daemon is busy.', LOG_BEHIND),
   },
 };
 
@@ -4362,7 +4435,9 @@ function createMetrics(
     let players: string[] = [];
     if (running !== undefined) {
       try {
-        players = [...(await presence.read(running)).players];
+        // docs/api.md#get-metrics: a scrape never waits on the log past the bound; what was read is answered, and
+        // how far behind it is
+        players = [...((await presence.readWithin(running, READ_WAIT_MAX_MS)) ?? presence.known()).players];
       } catch {
         players = []; // an unreadable log: nobody is known to be online
       }
@@ -4401,6 +4476,12 @@ function createMetrics(
       [[{}, told.overloads]]);
     family('minecraft_ticks_behind_total', 'counter', 'Ticks behind (or skipped), by those warnings.',
       [[{}, told.ticksBehind]]);
+    family('gameserver_api_log_unread_bytes', 'gauge',
+      'Bytes of latest.log the daemon has not read yet: how far behind the log its answers are.',
+      [[{}, presence.unreadBytes()]]);
+    family('gameserver_api_log_backlog_bytes_total', 'counter',
+      'Bytes of latest.log read for presence alone, in backlogs over 16 MiB: their chat and deaths were not counted.',
+      [[{}, told.backlogBytes]]);
     if (whitelist !== undefined) {
       family('minecraft_whitelist_players', 'gauge', 'Entries of whitelist.json.', [[{}, whitelist.length]]);
     }
