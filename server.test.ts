@@ -5239,6 +5239,24 @@ describe('the compiled daemon', { concurrency: GROUPS_AT_ONCE }, () => {
       assert.equal(grew('minecraft_ticks_behind_total'), 40 + 60 + 50);
     });
 
+    test('a backlog over 16 MiB is read for presence alone: its joins are told and counted as presence, its chat neither told nor counted, its bytes counted', async () => {
+      const s = await watching('Alex');
+      await settle(s);
+      const scrape = async () => parseExposition((await d.get('/metrics', { afterChange: true })).text).samples;
+      const before = await scrape();
+      // 17 MiB of Alex's chat in one write, as a flood arrives, then Kai joins
+      const flood = `${P}<Alex> flood ${'x'.repeat(48)}\n`.repeat(Math.ceil(17 * 2 ** 20 / (P.length + 62)));
+      fs.appendFileSync(serverFile(host, 'logs/latest.log'), `${flood}${P}Kai_2 joined the game\n`);
+      await waitFor(() => s.parsed().some((e) => e.type === 'player.joined' && e.player === 'Kai_2'));
+      await settle(s);
+      const after = await scrape();
+      assert.ok(!s.parsed().some((e) => e.type === 'player.chat' && String(e.text).startsWith('flood')), 'no chat of the backlog told');
+      assert.equal(after.get('minecraft_chat_messages_total')! - before.get('minecraft_chat_messages_total')!, 1, 'the marker alone');
+      assert.ok(after.get('gameserver_api_log_backlog_bytes_total')! - before.get('gameserver_api_log_backlog_bytes_total')! >= 17 * 2 ** 20);
+      assert.ok((await d.get('/api/players/online')).json.players.includes('Kai_2'));
+      fs.appendFileSync(serverFile(host, 'logs/latest.log'), `${P}Kai_2 left the game\n`);
+    });
+
     test('the chat, death and advancement counters count the lines of players online, and a daemon started later counts none written before it', async () => {
       const s = await watching('Alex');
       const scrape = async (daemon: Daemon) => parseExposition((await daemon.get('/metrics', { afterChange: true })).text).samples;
