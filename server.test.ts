@@ -5244,9 +5244,15 @@ describe('the compiled daemon', { concurrency: GROUPS_AT_ONCE }, () => {
       await settle(s);
       const scrape = async () => parseExposition((await d.get('/metrics', { afterChange: true })).text).samples;
       const before = await scrape();
-      // 17 MiB of Alex's chat in one write, as a flood arrives, then Kai joins
+      // 17 MiB of Alex's chat, then Kai joins; the daemon is stopped meanwhile, so that it meets the flood whole
+      // (a reader can see a large write in parts, and what it meets in parts of 16 MiB or less it reads live)
       const flood = `${P}<Alex> flood ${'x'.repeat(48)}\n`.repeat(Math.ceil(17 * 2 ** 20 / (P.length + 62)));
-      fs.appendFileSync(serverFile(host, 'logs/latest.log'), `${flood}${P}Kai_2 joined the game\n`);
+      d.child.kill('SIGSTOP');
+      try {
+        fs.appendFileSync(serverFile(host, 'logs/latest.log'), `${flood}${P}Kai_2 joined the game\n`);
+      } finally {
+        d.child.kill('SIGCONT');
+      }
       await waitFor(() => s.parsed().some((e) => e.type === 'player.joined' && e.player === 'Kai_2'));
       await settle(s);
       const after = await scrape();
