@@ -24,11 +24,10 @@ import * as tls from 'node:tls';
 import { gzipSync } from 'node:zlib';
 import { createHost, unitNodeArgs, type Host, type HostOptions } from './demo/host';
 import {
-  ConfigError, HttpError, backupType, createLagSummary, describeEvent, formatLabels, formatMemory, formatSize, formatUptime, isConsoleReply, isInteractiveShell, isSettled,
+  ConfigError, HttpError, backupType, checkHttpInternals, createLagSummary, describeEvent, escapeForDiscord, formatLabels, formatMemory, formatSize, formatUptime, isConsoleReply, isInteractiveShell, isSettled,
   LINE_KINDS, maskAddresses, offlineUuid, openApiDocument, parseLines, parseLogLine, parsePaneList, parseProperties, readLogLine, readTail,
   readConfig, redactProperties, scanPresence, tellrawLine, validateCommand, validatePlayer, validateSay,
 } from './server';
-import { escapeForDiscord } from './server';
 import type { GameAction } from './demo/game';
 
 const DAEMON = path.join(__dirname, 'server.js');
@@ -731,6 +730,12 @@ describe('readConfig()', () => {
   test('readConfig() takes TLS_CERT_FILE and TLS_KEY_FILE together, as paths; without them the daemon speaks plain HTTP', () => {
     assert.deepEqual(readConfig(settings({ TLS_CERT_FILE: 'tls-cert.pem', TLS_KEY_FILE: 'tls-key.pem' }), dir).tls, { certFile: served.cert, keyFile: served.key });
     assert.equal(readConfig(settings({}), dir).tls, undefined);
+  });
+});
+
+describe('checkHttpInternals()', () => {
+  test('checkHttpInternals() finds the node:http internals the connection queue relies on, on this Node', () => {
+    assert.equal(checkHttpInternals(), undefined);
   });
 });
 

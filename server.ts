@@ -12,8 +12,7 @@ import { execFile, spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import * as fs from 'node:fs';
-import { isIP } from 'node:net';
-import type { Socket } from 'node:net';
+import { isIP, Socket } from 'node:net';
 import * as path from 'node:path';
 import { createSecureContext } from 'node:tls';
 import { urlToHttpOptions } from 'node:url';
@@ -623,6 +622,12 @@ export function main(argv: readonly string[]): void {
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
     process.stderr.write(`${err.message}\n`);
+    return process.exit(EX_CONFIG);
+  }
+  // the Node it runs on is part of its set-up: a restart cannot mend either (the unit does not restart on 78)
+  const internals = checkHttpInternals();
+  if (internals !== undefined) {
+    process.stderr.write(`${internals}\n`);
     return process.exit(EX_CONFIG);
   }
   let clock: Clock;
@@ -1857,7 +1862,7 @@ const PRESENCE_SYNC_MAX_BYTES = 64 * 1024; // an append this small is read at on
 // docs/api.md#the-bridges-events: a larger backlog is read for presence alone (at 4 µs a chat line, 0.7 s of reading)
 const LIVE_BACKLOG_MAX_BYTES = 16 * 1024 * 1024;
 // docs/api.md#freshness: no read route waits longer on the log
-const READ_WAIT_MAX_MS = 2_000;
+const READ_WAIT_MAX_MS = 1_500; // and the answer within 2 s
 const LOG_BEHIND = 'latest.log is still being read; players online are not known yet. Try again shortly.';
 const HEAD_BYTES = 64; // of a followed log, kept to notice it was truncated and written again
 const ARCHIVE_MAX_FILES = 8;
@@ -4950,15 +4955,39 @@ interface Match {
 }
 
 /** What a connection is doing: an answer under way, the requests pipelined behind it, an event stream that ends it. */
-interface Connection {
-  busy: boolean;
-  streaming: boolean;
-  waiting: Array<() => void>;
-}
+// ---- One request at a time per connection ----
 
-// A connection as node:http holds it. `_paused` is how its server stops reading a connection whose replies back up:
-// the parser stops at the end of the bytes it has, and no request is read until the flag is cleared (Node 18-26).
-type HttpSocket = Socket & { _paused?: boolean; parser?: { resume(): void } | null };
+// A connection as node:http holds it: `_paused` is how its server stops reading a connection whose replies back up (the
+// parser stops at the end of the bytes it has, and no request is read until the flag is cleared), `parser` what reads
+// it, `_httpMessage` the response being written on it (Node 18-26). checkHttpInternals() holds a Node release to them.
+type HttpSocket = Socket & {
+  _paused?: boolean;
+  parser?: { resume(): void } | null;
+  _httpMessage?: ServerResponse & { req?: IncomingMessage } | null;
+};
+
+/**
+ * Whether node:http still keeps the internals above: tried once at start on a socket that never connects, so that a
+ * Node release that changes them stops the daemon at start, not silently under load. Undefined when they are there.
+ */
+export function checkHttpInternals(): string | undefined {
+  let seen: { paused: unknown; parser: unknown; message: unknown } | undefined;
+  const server = createServer((req, res) => {
+    const socket = req.socket as HttpSocket;
+    seen = { paused: socket._paused, parser: typeof socket.parser?.resume, message: socket._httpMessage === res };
+    res.destroy();
+  });
+  const socket = new Socket();
+  try {
+    server.emit('connection', socket);
+    socket.emit('data', Buffer.from('GET / HTTP/1.1\r\nHost: check\r\n\r\n'));
+  } finally {
+    socket.destroy();
+  }
+  if (seen?.paused === false && seen.parser === 'function' && seen.message === true) return undefined;
+  return `node ${process.version}'s http server no longer keeps a connection's _paused, parser and _httpMessage `
+    + `as gameserver-api relies on (seen: ${JSON.stringify(seen ?? null)}); run a Node line it names (README.md)`;
+}
 
 function pauseReading(socket: HttpSocket): void {
   if (socket._paused) return;
@@ -4971,6 +5000,65 @@ function resumeReading(socket: HttpSocket): void {
   socket._paused = false;
   socket.parser?.resume();
   socket.resume();
+}
+
+interface Connection {
+  busy: boolean;
+  streaming: boolean;
+  waiting: Array<() => void>;
+}
+
+/**
+ * docs/api.md#one-request-at-a-time: a connection's requests are handled one after another, each once the answer
+ * before it was handed to the connection whole (its 'close'), so an answer never waits in memory outside the reply
+ * budget and its drain deadline. While one is handled the connection is not read further (Node's own pause, which
+ * its parser honours); one that pipelines more than 32 requests is closed. After an event stream nothing is answered.
+ */
+function createConnectionQueue(handle: (req: IncomingMessage, res: ServerResponse, expectsContinue: boolean) => void): {
+  take(req: IncomingMessage, res: ServerResponse, expectsContinue?: boolean): void;
+  streamBegins(socket: Socket): void;
+} {
+  const connections = new WeakMap<Socket, Connection>();
+  const begin = (
+    socket: HttpSocket,
+    connection: Connection,
+    req: IncomingMessage,
+    res: ServerResponse,
+    expectsContinue: boolean,
+  ): void => {
+    connection.busy = true;
+    res.once('close', () => {
+      connection.busy = false;
+      if (socket.destroyed || connection.streaming) return;
+      const next = connection.waiting.shift();
+      if (next !== undefined) next();
+      else resumeReading(socket);
+    });
+    handle(req, res, expectsContinue);
+  };
+  return {
+    take(req, res, expectsContinue = false) {
+      const socket = req.socket as HttpSocket;
+      let connection = connections.get(socket);
+      if (connection === undefined) {
+        connections.set(socket, (connection = { busy: false, streaming: false, waiting: [] }));
+      }
+      if (connection.busy || connection.streaming) {
+        if (connection.waiting.length >= PIPELINED_MAX) return void socket.destroy();
+        // a request sent after an event stream holds a place here, never a turn; the stream's connection is read on,
+        // or its end would go unseen (and its slot held) until a keep-alive comment failed
+        connection.waiting.push(() => begin(socket, connection!, req, res, expectsContinue));
+        if (!connection.streaming) pauseReading(socket);
+        return;
+      }
+      begin(socket, connection, req, res, expectsContinue);
+    },
+    streamBegins(socket) {
+      const connection = connections.get(socket);
+      if (connection !== undefined) connection.streaming = true;
+      resumeReading(socket as HttpSocket);
+    },
+  };
 }
 
 // ---- TLS (docs/api.md#tls) ----
@@ -5134,9 +5222,7 @@ function createHttpServer(
     res.writeHead(200, list);
     if (req.method === 'HEAD') return void res.end();
     // the stream is its connection's last answer: nothing sent after it is answered (docs/api.md#get-apievents)
-    const connection = connections.get(req.socket);
-    if (connection !== undefined) connection.streaming = true;
-    resumeReading(req.socket as HttpSocket);
+    streamBegins(req.socket);
     // a connection closed before its stream began holds no slot: its 'close' has come and gone
     if (req.socket.destroyed) return void res.destroy();
     res.flushHeaders();
@@ -5199,47 +5285,7 @@ function createHttpServer(
     } else send(req, res, match, result, client);
   };
 
-  /**
-   * docs/api.md#one-request-at-a-time: a connection's requests are handled one after another, each once the answer
-   * before it was handed to the connection whole (its 'close'), so an answer never waits in memory outside the reply
-   * budget and its drain deadline. While one is handled the connection is not read further (Node's own pause, which
-   * its parser honours); one that pipelines more than 32 requests is closed. After an event stream nothing is answered.
-   */
-  const connections = new WeakMap<Socket, Connection>();
-  const take = (req: IncomingMessage, res: ServerResponse, expectsContinue = false): void => {
-    const socket = req.socket as HttpSocket;
-    let connection = connections.get(socket);
-    if (connection === undefined) {
-      connections.set(socket, (connection = { busy: false, streaming: false, waiting: [] }));
-    }
-    if (connection.busy || connection.streaming) {
-      if (connection.waiting.length >= PIPELINED_MAX) return void socket.destroy();
-      // a request sent after an event stream holds a place here, never a turn; the stream's connection is read on,
-      // or its end would go unseen (and its slot held) until a keep-alive comment failed
-      connection.waiting.push(() => begin(socket, connection!, req, res, expectsContinue));
-      if (!connection.streaming) pauseReading(socket);
-      return;
-    }
-    begin(socket, connection, req, res, expectsContinue);
-  };
-
-  const begin = (
-    socket: HttpSocket,
-    connection: Connection,
-    req: IncomingMessage,
-    res: ServerResponse,
-    expectsContinue: boolean,
-  ): void => {
-    connection.busy = true;
-    res.once('close', () => {
-      connection.busy = false;
-      if (socket.destroyed || connection.streaming) return;
-      const next = connection.waiting.shift();
-      if (next !== undefined) next();
-      else resumeReading(socket);
-    });
-    handle(req, res, expectsContinue);
-  };
+  const { take, streamBegins } = createConnectionQueue(handle);
 
   const options = {
     headersTimeout: HEADERS_TIMEOUT_MS,
@@ -5276,9 +5322,7 @@ function createHttpServer(
     // a reply already being written on this connection must not be cut into (Node's own rule), and one still being
     // made for an earlier request must not be overtaken: close instead. The request the error is about may be the
     // one still arriving (a body that never completes): that one gets its answer.
-    const pending = (socket as unknown as {
-      _httpMessage?: ServerResponse & { req?: IncomingMessage } | null;
-    })._httpMessage;
+    const pending = (socket as HttpSocket)._httpMessage;
     if (
       err.code === 'ECONNRESET' || !socket.writable || pending?.headersSent === true || pending?.req?.complete === true
     ) {
