@@ -4982,7 +4982,7 @@ describe('the compiled daemon', { concurrency: GROUPS_AT_ONCE }, () => {
       await s.opened;
       await waitFor(() => s.retryMs() !== undefined);
       const pid = await host.startGame();
-      await waitFor(() => typesOf(s).includes('server.started'));
+      await waitFor(() => typesOf(s).includes('server.ready'));
       fs.appendFileSync(latest(), `${P}Alex[/198.51.100.7:53120] logged in with entity id 7 at (0.5, 64.0, 0.5)\n${P}Alex joined the game\n`);
       await waitFor(() => typesOf(s).includes('player.joined'));
       const stop = await d.post('/api/command', { command: 'stop' }, { key: KEY });
@@ -4990,6 +4990,7 @@ describe('the compiled daemon', { concurrency: GROUPS_AT_ONCE }, () => {
       await waitFor(() => typesOf(s).includes('server.stopped'));
       assert.deepEqual(s.parsed().map(({ time: _time, ...rest }) => rest), [
         { type: 'server.started', pid },
+        { type: 'server.ready', pid },   // the game answered its ping on its own port
         { type: 'player.joined', player: 'Alex' },   // no address: events show nothing the public routes do not
         { type: 'server.stopping' },
         { type: 'player.left', player: 'Alex' },
@@ -5925,7 +5926,7 @@ describe('the compiled daemon', { concurrency: GROUPS_AT_ONCE }, () => {
       const routes = index.json.endpoints.map((e: { method: string; route: string }) => `${e.method} ${e.route}`);
       const curls = out.split('\n').filter((line) => line.startsWith('curl '))
         .map((line) => `${/ -X (\S+)/.exec(line)?.[1] ?? 'GET'} ${new URL(/http:\/\/[^\s']+/.exec(line)?.[0] ?? 'http://x/').pathname}`);
-      assert.equal(routes.length, 21);
+      assert.equal(routes.length, 24);
       assert.deepEqual(curls, routes);
       const status = await request(port, 'GET', '/api/status');
       assert.deepEqual([status.status, status.json.ok], [200, true]);
