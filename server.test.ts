@@ -29,6 +29,7 @@ import {
   readConfig, redactProperties, scanPresence, tellrawLine, validateCommand, validatePlayer, validateSay,
 } from './server';
 import { escapeForDiscord } from './server';
+import { chartPath, countByMinute, dateLines, motdRuns, readLegacyAnswer } from './server';
 import type { GameAction } from './demo/game';
 
 const DAEMON = path.join(__dirname, 'server.js');
@@ -1765,6 +1766,68 @@ describe('readTail()', () => {
 });
 
 // ---- The compiled daemon, black box: groups share nothing and run side by side, each group's tests in order ----
+
+
+// ---- Issue 28: readiness, history, the status page ----
+
+describe('motdRuns() (docs/formats.md#server-list-ping: § codes and JSON text components)', () => {
+  for (const [description, runs] of [
+    ['§6Gameserver§r survival — be nice!', [{ text: 'Gameserver', classes: 'mc-gold' }, { text: ' survival — be nice!', classes: '' }]],
+    ['§l§cBold? no: a colour ends the styles §cred §lbold', [{ text: 'Bold? no: a colour ends the styles red ', classes: 'mc-red' }, { text: 'bold', classes: 'mc-red mc-b' }]],
+    [{ text: 'A ', color: 'aqua', extra: [{ text: 'B', bold: true }, '§eC'] }, [{ text: 'A ', classes: 'mc-aqua' }, { text: 'B', classes: 'mc-aqua mc-b' }, { text: 'C', classes: 'mc-yellow' }]],
+    [{ text: 'hex', color: '#FFAA10' }, [{ text: 'hex', classes: 'mc-gold' }]],
+    ['§x§f§f§5§5§5§5Spigot hex', [{ text: 'Spigot hex', classes: 'mc-red' }]],
+    ['<script>alert(1)</script>', [{ text: '<script>alert(1)</script>', classes: '' }]],
+    [42, []],
+  ] as const) {
+    test(`motdRuns(${JSON.stringify(description)}) gives ${JSON.stringify(runs)}`, () => assert.deepEqual(motdRuns(description), runs));
+  }
+  test('motdRuns() bounds what a hostile server sends: 1,024 characters, nesting 16 deep', () => {
+    assert.equal(motdRuns('x'.repeat(100_000)).map((r) => r.text).join('').length, 1024);
+    let deep: object = { text: 'deep' };
+    for (let i = 0; i < 10_000; i++) deep = { text: '', extra: [deep] };
+    assert.deepEqual(motdRuns(deep), []);
+  });
+});
+
+describe('readLegacyAnswer() (the ping of 1.4-1.6, and the answer of servers before 1.4)', () => {
+  test('readLegacyAnswer() reads §1\\0protocol\\0version\\0motd\\0online\\0max', () => {
+    assert.deepEqual(readLegacyAnswer('§1\u000078\u00001.6.4\u0000§aOld times\u00003\u000010', 5), {
+      latencyMs: 5, version: { name: '1.6.4', protocol: 78 }, motd: [{ text: 'Old times', classes: 'mc-green' }], players: { online: 3, max: 10 },
+    });
+  });
+  test('readLegacyAnswer() reads a pre-1.4 motd§online§max, and refuses what is neither', () => {
+    assert.deepEqual(readLegacyAnswer('A Minecraft Server§0§20', 1), { latencyMs: 1, motd: [{ text: 'A Minecraft Server', classes: '' }], players: { online: 0, max: 20 } });
+    assert.equal(readLegacyAnswer('garbage', 1), undefined);
+  });
+});
+
+describe('dateLines() and countByMinute() (docs/api.md#get-apiplayershistory)', () => {
+  const join = (player: string) => ({ type: 'player.joined', player }) as const;
+  const leave = (player: string) => ({ type: 'player.left', player }) as const;
+  test('dateLines() dates the last line by its day, and a later time of day before it as the day before', () => {
+    const dated = dateLines([
+      { secondOfDay: 23 * 3600, meaning: join('Alex') }, { secondOfDay: 60, meaning: leave('Alex') },
+    ], new Date(2026, 10, 27, 12, 0, 0), 12 * 3600);
+    assert.deepEqual(dated.map((l) => l.atMs), [new Date(2026, 10, 26, 23, 0, 0).getTime(), new Date(2026, 10, 27, 0, 1, 0).getTime()]);
+  });
+  test('countByMinute() gives each minute the most players online in it, null before the first line, 0 after the game stopped', () => {
+    const t0 = new Date(2026, 10, 27, 12, 0, 0).getTime();
+    const lines = [
+      { atMs: t0 + 60_000, meaning: { type: 'session.started' } as const },
+      { atMs: t0 + 120_000 + 5_000, meaning: join('Alex') },
+      { atMs: t0 + 120_000 + 6_000, meaning: join('Alex') },   // the login line and the broadcast: one player
+      { atMs: t0 + 120_000 + 7_000, meaning: join('Steve') },
+      { atMs: t0 + 120_000 + 9_000, meaning: leave('Steve') },
+      { atMs: t0 + 240_000, meaning: leave('Alex') },
+    ];
+    assert.deepEqual(countByMinute(lines, t0, 6, true), [null, 0, 2, 1, 1, 0]);
+    assert.deepEqual(countByMinute(lines.slice(0, 3), t0, 6, false), [null, 0, 1, 0, 0, 0]);
+  });
+  test('chartPath() draws one step a minute with a gap where nothing is known', () => {
+    assert.equal(chartPath([null, 0, 2, 2, null, 1], 2), 'M1 100H2V4H3H4M5 52H6');
+  });
+});
 
 describe('the compiled daemon', { concurrency: GROUPS_AT_ONCE }, () => {
   // ---- The long waits first: live events over time (docs/api.md#get-apievents), slow readers
@@ -5394,6 +5457,136 @@ describe('the compiled daemon', { concurrency: GROUPS_AT_ONCE }, () => {
     }
     return { samples, help, types };
   }
+
+  // ---- Issue 28: readiness, history, the status page (docs/api.md#get-apiping, #get-apiplayershistory, #get-status) ----
+
+  describe('GET /api/ping', { concurrency: 1 }, () => {
+    const { defer, host, d } = group();
+    const properties = () => serverFile(host, 'server.properties');
+    const setProperty = (name: string, value: string) =>
+      fs.writeFileSync(properties(), fs.readFileSync(properties(), 'utf8').replace(new RegExp(`^${name}=.*$`, 'm'), `${name}=${value}`));
+
+    test('GET /api/ping says online false and ready false while no game runs, and pings nothing', async () => {
+      assertReply(await d.get('/api/ping'), 200, { ok: true, online: false, ready: false });
+    });
+
+    test('GET /api/ping gives the game\'s own answer on its server-port: ready, latency, version, MOTD without colour codes, players, and the gauges', async () => {
+      await host.startGame();
+      act(host, { do: 'join', player: 'Alex' });
+      const res = await waitFor(async () => {
+        const r = await d.get('/api/ping');
+        return r.json.ready === true && r.json.players.online === 1 ? r : undefined;
+      });
+      assertCommonHeaders(res.headers);
+      const { latency_ms: latency, ...rest } = res.json;
+      assert.ok(typeof latency === 'number' && latency >= 0);
+      assert.deepEqual(rest, { ok: true, online: true, ready: true, version: { name: '1.21.4', protocol: 769 }, motd: 'Gameserver survival — be nice!', players: { online: 1, max: 20 } });
+      const metrics = (await d.get('/metrics', { afterChange: true })).text;
+      assert.match(metrics, /^minecraft_server_ready 1$/m);
+      assert.match(metrics, /^minecraft_ping_seconds \d/m);
+      assert.match(metrics, /^minecraft_players_max 20$/m);
+      await host.stopGame();
+    });
+
+    test('GET /api/ping with enable-status=false is ready by the Done line of the current run, and asks the game nothing', async () => {
+      setProperty('enable-status', 'false');
+      try {
+        await host.startGame();
+        const res = await waitFor(async () => {
+          const r = await d.get('/api/ping');
+          return r.json.ready === true ? r : undefined;
+        });
+        assertReply(res, 200, { ok: true, online: true, ready: true });
+        assert.match((await d.get('/metrics', { afterChange: true })).text, /^minecraft_server_ready 1$/m);
+      } finally {
+        await host.stopGame();
+        setProperty('enable-status', 'true');
+      }
+    });
+
+    test('GET /api/ping falls back to the legacy ping (FE 01) for a server that does not speak 1.7\'s', async () => {
+      control(host, 'game-ping', 'legacy');
+      try {
+        await host.startGame();
+        const res = await waitFor(async () => {
+          const r = await d.get('/api/ping');
+          return r.json.ready === true ? r : undefined;
+        });
+        assert.deepEqual(res.json.version, { name: '1.21.4', protocol: 127 });
+        assert.equal(res.json.motd, 'Gameserver survival — be nice!');
+      } finally {
+        await host.stopGame();
+        control(host, 'game-ping', null);
+      }
+    });
+
+    test('GET /api/ping reads a bounded answer: a server that sends without end is cut off and not ready', async () => {
+      const port = await freePort();
+      let closed = false;
+      const hostile = net.createServer((socket) => {
+        socket.on('error', () => undefined);
+        socket.on('close', () => (closed = true));
+        socket.write(Buffer.from([0xff, 0xff, 0xff, 0x7f]));   // announces a packet of 256 MiB
+        const flood = () => { while (!socket.destroyed && socket.write(Buffer.alloc(64 * 1024, 0x41))); };
+        socket.on('drain', flood);
+        flood();
+      });
+      await new Promise<void>((resolve) => hostile.listen(port, '127.0.0.1', resolve));
+      defer(() => new Promise((resolve) => hostile.close(resolve)));
+      await host.startGame();
+      setProperty('server-port', String(port));
+      try {
+        const res = await waitFor(async () => {
+          const r = await d.get('/api/ping');
+          return r.json.ready === false ? r : undefined;
+        });
+        assertReply(res, 200, { ok: true, online: true, ready: false });
+        await waitFor(() => closed);
+      } finally {
+        setProperty('server-port', String(host.serverPort));
+        await host.stopGame();
+      }
+    });
+  });
+
+  describe('GET /api/players/history', { concurrency: 1 }, () => {
+    const { defer, host } = group({ daemon: false });
+    const stateDir = () => path.join(host.root, 'state');
+
+    test('GET /api/players/history gives 1,440 minutes rebuilt from the archives, and keeps them in STATE_DIRECTORY across a restart even when the logs are gone', async () => {
+      fs.mkdirSync(stateDir(), { recursive: true });
+      fs.rmSync(serverFile(host, 'logs/latest.log'));   // the archive below is the one log
+      const now = Date.now();
+      const at = (minutesAgo: number) => new Date(Math.floor(now / 60_000) * 60_000 - minutesAgo * 60_000 + 10_000);
+      const stamp = (when: Date) => `[${[when.getHours(), when.getMinutes(), when.getSeconds()].map((n) => String(n).padStart(2, '0')).join(':')}] [Server thread/INFO]: `;
+      const lines = [
+        [30, 'Starting minecraft server version 1.21.4'], [30, 'Alex joined the game'], [20, 'Steve joined the game'],
+        [10, 'Steve left the game'], [5, 'Stopping server'], [5, 'Alex left the game'],
+      ] as const;
+      const day = at(5);
+      const archive = path.join(host.serverDir, 'logs', `${day.getFullYear()}-${String(day.getMonth() + 1).padStart(2, '0')}-${String(day.getDate()).padStart(2, '0')}-7.log.gz`);
+      fs.writeFileSync(archive, gzipSync(lines.map(([ago, text]) => `${stamp(at(ago))}${text}\n`).join('')));
+      const expected = (counts: Array<number | null>) => {
+        const last = counts.length - 1;
+        return [counts[last - 31], counts[last - 30], counts[last - 25], counts[last - 20], counts[last - 10], counts[last - 9], counts[last - 5], counts[last]];
+      };
+      const first = await startDaemon(host, defer, { STATE_DIRECTORY: stateDir() });
+      const res = await first.get('/api/players/history');
+      assert.equal(res.status, 200);
+      assert.equal(res.json.step_s, 60);
+      assert.equal(res.json.counts.length, 1440);
+      assert.equal(Date.parse(res.json.from), (Math.floor(now / 60_000) - 1439) * 60_000);
+      assert.deepEqual(expected(res.json.counts), [null, 1, 1, 2, 2, 1, 1, 0]);
+      assert.ok(fs.existsSync(path.join(stateDir(), 'players-history.json')));
+      await first.stop();
+      fs.rmSync(archive);
+      const second = await startDaemon(host, defer, { STATE_DIRECTORY: stateDir() });
+      assert.deepEqual(expected((await second.get('/api/players/history')).json.counts), [null, 1, 1, 2, 2, 1, 1, 0]);
+      await second.stop();
+      const without = await startDaemon(host, defer);
+      assert.deepEqual(expected((await without.get('/api/players/history')).json.counts), [null, null, null, null, null, null, null, null]);
+    });
+  });
 
   describe('GET /metrics', { concurrency: 1 }, () => {
     const { host, d } = group();

@@ -4888,8 +4888,8 @@ export function countByMinute(
 
 /**
  * History (docs/api.md#get-apiplayershistory), rebuilt from the logs: the archives of the last day read once each, and
- * latest.log's appends alone on each call. With STATE_DIRECTORY the counts are kept there too, once a minute, and fill
- * the minutes no log covers any more (archives deleted, or a roll beyond the archive bounds).
+ * latest.log's appends alone on each call. With STATE_DIRECTORY the counts are kept there too, once a minute, and stand
+ * where the logs tell less (archives deleted, or a roll beyond the archive bounds).
  */
 function createHistory(config: Readonly<Config>, game: GameFinder, shared: SharedAnswers): History {
   const logDir = path.dirname(latestLogPath(config));
@@ -5008,7 +5008,10 @@ function createHistory(config: Readonly<Config>, game: GameFinder, shared: Share
     if (minute === savedMinute) return;
     savedMinute = minute;
     try {
-      writeFileAtomic(stateFile, JSON.stringify({ step_s: 60, from: new Date(fromMs).toISOString(), counts }));
+      // a new file each time, renamed over the last: a crash mid-write leaves the previous minute's whole
+      const temp = `${stateFile}.tmp-${process.pid}`;
+      fs.writeFileSync(temp, JSON.stringify({ step_s: 60, from: new Date(fromMs).toISOString(), counts }), { mode: 0o600 });
+      fs.renameSync(temp, stateFile);
       fault(undefined);
     } catch (err) {
       fault(describeError(err));
@@ -5018,12 +5021,16 @@ function createHistory(config: Readonly<Config>, game: GameFinder, shared: Share
   const timeline = async (): Promise<Timeline> => {
     const nowMinute = Math.floor(Date.now() / MINUTE_MS);
     const fromMs = (nowMinute - HISTORY_MINUTES + 1) * MINUTE_MS;
-    const lines = [...await readArchives(fromMs), ...readLatest()].filter(({ atMs }) => atMs < (nowMinute + 1) * MINUTE_MS);
+    // in time order: an archive's run may be newer than a latest.log that was not written since (a copy put back)
+    const lines = [...await readArchives(fromMs), ...readLatest()]
+      .filter(({ atMs }) => atMs < (nowMinute + 1) * MINUTE_MS).sort((a, b) => a.atMs - b.atMs);
     const counts = countByMinute(lines, fromMs, HISTORY_MINUTES, game.find() !== undefined);
     const stored = readKept();
     const first = Math.floor(fromMs / MINUTE_MS);
+    // what was kept was read from logs that may be gone since: where the logs now tell less, it stands
     counts.forEach((count, i) => {
-      if (count === null && stored.has(first + i)) counts[i] = stored.get(first + i)!;
+      const keptCount = stored.get(first + i);
+      if (keptCount !== undefined && (count === null || keptCount > count)) counts[i] = keptCount;
     });
     for (let i = 0; i < counts.length; i++) if (counts[i] !== null) stored.set(first + i, counts[i]!);
     for (const minute of stored.keys()) if (minute < first) stored.delete(minute);
