@@ -5588,6 +5588,120 @@ describe('the compiled daemon', { concurrency: GROUPS_AT_ONCE }, () => {
     });
   });
 
+  // Debian's Chromium, headless, driven over the DevTools protocol on --remote-debugging-pipe (fd 3 in, fd 4 out,
+  // messages ended by NUL): no dependency. Skipped with a line saying so where it is not installed.
+  describe('GET /status in Chromium', { concurrency: 1 }, () => {
+    const CHROMIUM = '/usr/bin/chromium';
+    const { defer, host, d } = group({
+      game: true,
+      env: { STATUS_PAGE_CHAT: 'on' },
+      arrange: (h) => {
+        const file = serverFile(h, 'server.properties');
+        fs.writeFileSync(file, fs.readFileSync(file, 'utf8').replace(/^motd=.*$/m, 'motd=\\u00A76Gameserver <script>window.pwned\\=1</script>\\nsecond line'));
+      },
+    });
+    const chromiumFlags = (dir: string) => ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+      '--disable-background-networking', '--disable-component-update', '--disable-sync', `--user-data-dir=${dir}`];
+    const profile = () => {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gameserver-chromium-'));
+      defer(() => fs.rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 }));
+      return dir;
+    };
+    const stopGroup = (child: ChildProcess) => new Promise<void>((resolve) => {
+      if (child.exitCode !== null || child.signalCode !== null) return resolve();
+      child.once('exit', () => resolve());
+      try { process.kill(-child.pid!, 'SIGKILL'); } catch { resolve(); }
+    });
+
+    /** A browser on the pipe: send(method, params, session) answers the result; `events` holds every event. */
+    function devtools() {
+      const child = spawn(CHROMIUM, [...chromiumFlags(profile()), '--remote-debugging-pipe', 'about:blank'],
+        { detached: true, stdio: ['ignore', 'ignore', 'ignore', 'pipe', 'pipe'] });
+      defer(() => stopGroup(child));
+      const input = child.stdio[3] as NodeJS.WritableStream;
+      const output = child.stdio[4] as NodeJS.ReadableStream;
+      const waiting = new Map<number, { resolve: (v: any) => void; reject: (e: Error) => void }>();
+      const events: Array<{ method: string; params: any; sessionId?: string }> = [];
+      let buffer = '';
+      let nextId = 0;
+      output.setEncoding('utf8');
+      output.on('data', (chunk: string) => {
+        buffer += chunk;
+        for (let end = buffer.indexOf('\0'); end !== -1; end = buffer.indexOf('\0')) {
+          const message = JSON.parse(buffer.slice(0, end));
+          buffer = buffer.slice(end + 1);
+          if (message.id === undefined) events.push(message);
+          else if (message.error) waiting.get(message.id)?.reject(new Error(JSON.stringify(message.error)));
+          else waiting.get(message.id)?.resolve(message.result);
+        }
+      });
+      const send = (method: string, params: object = {}, sessionId?: string): Promise<any> => new Promise((resolve, reject) => {
+        const id = ++nextId;
+        waiting.set(id, { resolve, reject });
+        input.write(`${JSON.stringify({ id, method, params, ...sessionId === undefined ? {} : { sessionId } })}\0`);
+      });
+      return { send, events, child };
+    }
+
+    test('GET /status renders its content without JavaScript: state, players, MOTD, names and messages as text', async (t) => {
+      if (!fs.existsSync(CHROMIUM)) return t.skip('Chromium is not installed (.ci/run installs Debian\'s chromium package)');
+      act(host, { do: 'join', player: 'Alex' }, { do: 'die', player: 'Alex', message: 'was slain by <script>window.pwned=1</script>' });
+      await waitFor(async () => (await d.get('/api/players/online')).json.count === 1);
+      const res = await d.get('/status');
+      assertCommonHeaders(res.headers, 'text/html; charset=utf-8');
+      assert.match(String(res.headers['content-security-policy']), /^default-src 'none'; script-src 'sha256-[A-Za-z0-9+/=]+'; style-src 'sha256-[A-Za-z0-9+/=]+'; img-src data:; connect-src 'self'/);
+      assert.ok(!String(res.headers['content-security-policy']).includes('unsafe-inline'));
+      // scripts off, as a visitor without JavaScript: what shows is what the daemon drew
+      const browser = devtools();
+      const { targetId } = await browser.send('Target.createTarget', { url: 'about:blank' });
+      const { sessionId } = await browser.send('Target.attachToTarget', { targetId, flatten: true });
+      await browser.send('Page.enable', {}, sessionId);
+      await browser.send('Emulation.setScriptExecutionDisabled', { value: true }, sessionId);
+      await browser.send('Page.navigate', { url: `http://127.0.0.1:${d.port}/status` }, sessionId);
+      await waitFor(() => browser.events.some((e) => e.method === 'Page.loadEventFired'));
+      const { root } = await browser.send('DOM.getDocument', {}, sessionId);
+      const dom = String((await browser.send('DOM.getOuterHTML', { nodeId: root.nodeId }, sessionId)).outerHTML);
+      await stopGroup(browser.child);
+      assert.match(dom, /<span id="state-text">Up and ready<\/span>/);
+      assert.match(dom, /<li data-name="Alex">Alex<\/li>/);
+      assert.match(dom, /<span class="mc-gold">Gameserver &lt;script&gt;window.pwned=1&lt;\/script&gt;<\/span>/);
+      assert.match(dom, /Alex was slain by &lt;script&gt;window.pwned=1&lt;\/script&gt;/);
+      assert.match(dom, /<p class="motd-more"><span class="mc-gold">second line<\/span><\/p>/);   // the colour goes on past the line break, as in the game
+      assert.equal((dom.match(/<script>/g) ?? []).length, 1, 'the page\'s own script is the one script element');
+    });
+
+    test('GET /status in Chromium updates live from the events, asks no other origin, and breaks no rule of its Content-Security-Policy', async (t) => {
+      if (!fs.existsSync(CHROMIUM)) return t.skip('Chromium is not installed (.ci/run installs Debian\'s chromium package)');
+      const browser = devtools();
+      const { targetId } = await browser.send('Target.createTarget', { url: 'about:blank' });
+      const { sessionId } = await browser.send('Target.attachToTarget', { targetId, flatten: true });
+      for (const domain of ['Page', 'Runtime', 'Log', 'Network']) await browser.send(`${domain}.enable`, {}, sessionId);
+      const evaluate = async (expression: string) => (await browser.send('Runtime.evaluate', { expression, returnByValue: true }, sessionId)).result.value;
+      await browser.send('Page.navigate', { url: `http://127.0.0.1:${d.port}/status` }, sessionId);
+      await waitFor(() => browser.events.some((e) => e.method === 'Page.loadEventFired'));
+      // the page's stream is open once the daemon counts it
+      await waitFor(async () => /^gameserver_api_event_streams [1-9]/m.test((await d.get('/metrics')).text));
+      act(host, { do: 'join', player: 'Steve' }, { do: 'chat', player: 'Steve', text: '<img src=x onerror="window.pwned=2">hi' }, { do: 'advance', player: 'Steve', kind: 'task', title: '<b>Stone Age</b>' });
+      await waitFor(async () => String(await evaluate("document.getElementById('recent').textContent")).includes('[<b>Stone Age</b>]'), { timeoutMs: 15_000 });
+      assert.equal(await evaluate("[...document.querySelectorAll('#players li')].map((li) => li.textContent).join(',')"), 'Alex,Steve');
+      assert.equal(await evaluate("document.getElementById('online').textContent"), '2');
+      assert.ok(String(await evaluate("document.getElementById('recent').textContent")).includes('<Steve> <img src=x onerror="window.pwned=2">hi'));
+      assert.equal(await evaluate('window.pwned'), undefined, 'no text from the game ran as script');
+      assert.equal(await evaluate("document.querySelectorAll('#recent img, #recent b, script').length"), 1);
+      const origin = `http://127.0.0.1:${d.port}`;
+      const elsewhere = browser.events.filter((e) => e.method === 'Network.requestWillBeSent')
+        .map((e) => String(e.params.request.url)).filter((url) => !url.startsWith(`${origin}/`) && !url.startsWith('data:'));
+      assert.deepEqual(elsewhere, []);
+      const problems = browser.events.filter((e) => (e.method === 'Log.entryAdded' && ['error', 'warning'].includes(e.params.entry.level))
+        || e.method === 'Runtime.exceptionThrown' || (e.method === 'Runtime.consoleAPICalled' && e.params.type === 'error'))
+        .map((e) => JSON.stringify(e.params).slice(0, 300));
+      assert.deepEqual(problems.filter((p) => /Content.Security.Policy|Refused/i.test(p) || !/favicon/.test(p)), []);
+      act(host, { do: 'leave', player: 'Steve' });
+      await waitFor(async () => (await evaluate("document.getElementById('online').textContent")) === '1');
+      await stopGroup(browser.child);
+    });
+  });
+
   describe('GET /metrics', { concurrency: 1 }, () => {
     const { host, d } = group();
     const scrape = async () => {

@@ -228,7 +228,7 @@ function isOnlineMode(): boolean {
   }
 }
 
-/** A value of server.properties, with the escapes the game's own file uses (`\uXXXX`, `\!`) undone. */
+/** A value of server.properties, with the escapes the game's own file uses (`\uXXXX`, `\n`, `\!`) undone. */
 function readProperty(name: string): string | undefined {
   let text: string;
   try {
@@ -238,7 +238,8 @@ function readProperty(name: string): string | undefined {
   }
   const line = text.split('\n').find((l) => l.startsWith(`${name}=`));
   return line?.slice(name.length + 1).trimEnd()
-    .replace(/\\u([0-9a-fA-F]{4})|\\(.)/g, (_, hex: string | undefined, c: string) => (hex ? String.fromCharCode(parseInt(hex, 16)) : c));
+    .replace(/\\u([0-9a-fA-F]{4})|\\(.)/g, (_, hex: string | undefined, c: string) =>
+      (hex ? String.fromCharCode(parseInt(hex, 16)) : ({ n: '\n', t: '\t', r: '\r', f: '\f' } as Record<string, string>)[c] ?? c));
 }
 
 // A hand-edited entry may lack its name: Gson reads it as null.
