@@ -5787,6 +5787,58 @@ describe('the compiled daemon', { concurrency: GROUPS_AT_ONCE }, () => {
     });
   });
 
+  // docs/grafana: every panel's query against a real Prometheus that scrapes a daemon each second
+  describe('docs/grafana', { concurrency: 1 }, () => {
+    const { defer, host } = group({ game: true, daemon: false });
+    const dashboard = JSON.parse(fs.readFileSync(path.join(__dirname, '..', 'docs', 'grafana', 'gameserver-api.json'), 'utf8')) as {
+      panels: Array<{ title: string; targets: Array<{ expr: string }> }>; __inputs: unknown[];
+    };
+
+    test('docs/grafana/gameserver-api.json is importable: a data source input, and every panel has a query on it', () => {
+      assert.equal(dashboard.__inputs.length, 1);
+      for (const panel of dashboard.panels) assert.ok(panel.targets.length > 0 && panel.targets.every((t) => t.expr.length > 0), panel.title);
+    });
+
+    test('every panel query of docs/grafana returns data from a real Prometheus scraping a daemon', async (t) => {
+      if ((await runTool('prometheus', ['--version'])).error) return t.skip('prometheus is not installed (.ci/run installs Debian\'s prometheus package)');
+      // a webhook that takes every delivery, so that the deliveries' counter exists
+      const sink = http.createServer((req, res) => req.resume().on('end', () => res.writeHead(204).end()));
+      await new Promise<void>((resolve) => sink.listen(0, '127.0.0.1', resolve));
+      defer(() => new Promise((resolve) => { sink.closeAllConnections(); sink.close(resolve); }));
+      const d = await startDaemon(host, defer, { EVENT_WEBHOOK_URL: `http://127.0.0.1:${(sink.address() as net.AddressInfo).port}/hook` });
+      act(host, { do: 'join', player: 'Alex' });
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gameserver-prometheus-'));
+      defer(() => fs.rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 }));
+      fs.writeFileSync(path.join(dir, 'prometheus.yml'), [
+        'global: { scrape_interval: 1s, evaluation_interval: 1s }',
+        'scrape_configs:',
+        `  - job_name: gameserver\n    static_configs: [{ targets: ['127.0.0.1:${d.port}'] }]`, '',
+      ].join('\n'));
+      const port = await freePort();
+      const prometheus = spawn('prometheus', [`--config.file=${path.join(dir, 'prometheus.yml')}`, `--storage.tsdb.path=${path.join(dir, 'data')}`,
+        `--web.listen-address=127.0.0.1:${port}`, '--log.level=error'], { stdio: ['ignore', 'ignore', 'pipe'] });
+      let log = '';
+      prometheus.stderr!.setEncoding('utf8').on('data', (s: string) => (log += s));
+      defer(() => new Promise<void>((resolve) => {
+        if (prometheus.exitCode !== null) return resolve();
+        prometheus.once('exit', () => resolve());
+        prometheus.kill('SIGTERM');
+      }));
+      const query = async (expr: string) => {
+        const res = await request(port, 'GET', `/api/v1/query?query=${encodeURIComponent(expr)}`).catch(() => undefined);
+        return res?.status === 200 ? res.json.data.result as unknown[] : undefined;
+      };
+      for (const panel of dashboard.panels) {
+        for (const { expr } of panel.targets) {
+          // Grafana's variables as it fills them: every host, and a range that holds a few scrapes
+          const filled = expr.replaceAll('$instance', '.+').replaceAll('$__rate_interval', '10s');
+          await waitFor(async () => ((await query(filled))?.length ?? 0) > 0, { timeoutMs: 30_000, intervalMs: 250 })
+            .catch((err: Error) => { throw new Error(`${panel.title}: ${filled} returned no data (${err.message}) ${log.slice(-500)}`); });
+        }
+      }
+    });
+  });
+
   describe('docs/prometheus', { concurrency: 1 }, () => {
     const dir = path.join(__dirname, '..', 'docs', 'prometheus');
     const promtool = async (t: { skip: (why: string) => void }, ...args: string[]) => {
