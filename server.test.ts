@@ -28,6 +28,7 @@ import {
   LINE_KINDS, maskAddresses, offlineUuid, openApiDocument, parseLines, parseLogLine, parsePaneList, parseProperties, readLogLine, readTail,
   readConfig, redactProperties, scanPresence, tellrawLine, validateCommand, validatePlayer, validateSay,
 } from './server';
+import { chartPath, countByMinute, dateLines, motdRuns, readLegacyAnswer } from './server';
 import type { GameAction } from './demo/game';
 
 const DAEMON = path.join(__dirname, 'server.js');
@@ -1770,6 +1771,68 @@ describe('readTail()', () => {
 });
 
 // ---- The compiled daemon, black box: groups share nothing and run side by side, each group's tests in order ----
+
+
+// ---- Issue 28: readiness, history, the status page ----
+
+describe('motdRuns() (docs/formats.md#server-list-ping: § codes and JSON text components)', () => {
+  for (const [description, runs] of [
+    ['§6Gameserver§r survival — be nice!', [{ text: 'Gameserver', classes: 'mc-gold' }, { text: ' survival — be nice!', classes: '' }]],
+    ['§l§cBold? no: a colour ends the styles §cred §lbold', [{ text: 'Bold? no: a colour ends the styles red ', classes: 'mc-red' }, { text: 'bold', classes: 'mc-red mc-b' }]],
+    [{ text: 'A ', color: 'aqua', extra: [{ text: 'B', bold: true }, '§eC'] }, [{ text: 'A ', classes: 'mc-aqua' }, { text: 'B', classes: 'mc-aqua mc-b' }, { text: 'C', classes: 'mc-yellow' }]],
+    [{ text: 'hex', color: '#FFAA10' }, [{ text: 'hex', classes: 'mc-gold' }]],
+    ['§x§f§f§5§5§5§5Spigot hex', [{ text: 'Spigot hex', classes: 'mc-red' }]],
+    ['<script>alert(1)</script>', [{ text: '<script>alert(1)</script>', classes: '' }]],
+    [42, []],
+  ] as const) {
+    test(`motdRuns(${JSON.stringify(description)}) gives ${JSON.stringify(runs)}`, () => assert.deepEqual(motdRuns(description), runs));
+  }
+  test('motdRuns() bounds what a hostile server sends: 1,024 characters, nesting 16 deep', () => {
+    assert.equal(motdRuns('x'.repeat(100_000)).map((r) => r.text).join('').length, 1024);
+    let deep: object = { text: 'deep' };
+    for (let i = 0; i < 10_000; i++) deep = { text: '', extra: [deep] };
+    assert.deepEqual(motdRuns(deep), []);
+  });
+});
+
+describe('readLegacyAnswer() (the ping of 1.4-1.6, and the answer of servers before 1.4)', () => {
+  test('readLegacyAnswer() reads §1\\0protocol\\0version\\0motd\\0online\\0max', () => {
+    assert.deepEqual(readLegacyAnswer('§1\u000078\u00001.6.4\u0000§aOld times\u00003\u000010', 5), {
+      latencyMs: 5, version: { name: '1.6.4', protocol: 78 }, motd: [{ text: 'Old times', classes: 'mc-green' }], players: { online: 3, max: 10 },
+    });
+  });
+  test('readLegacyAnswer() reads a pre-1.4 motd§online§max, and refuses what is neither', () => {
+    assert.deepEqual(readLegacyAnswer('A Minecraft Server§0§20', 1), { latencyMs: 1, motd: [{ text: 'A Minecraft Server', classes: '' }], players: { online: 0, max: 20 } });
+    assert.equal(readLegacyAnswer('garbage', 1), undefined);
+  });
+});
+
+describe('dateLines() and countByMinute() (docs/api.md#get-apiplayershistory)', () => {
+  const join = (player: string) => ({ type: 'player.joined', player }) as const;
+  const leave = (player: string) => ({ type: 'player.left', player }) as const;
+  test('dateLines() dates the last line by its day, and a later time of day before it as the day before', () => {
+    const dated = dateLines([
+      { secondOfDay: 23 * 3600, meaning: join('Alex') }, { secondOfDay: 60, meaning: leave('Alex') },
+    ], new Date(2026, 10, 27, 12, 0, 0), 12 * 3600);
+    assert.deepEqual(dated.map((l) => l.atMs), [new Date(2026, 10, 26, 23, 0, 0).getTime(), new Date(2026, 10, 27, 0, 1, 0).getTime()]);
+  });
+  test('countByMinute() gives each minute the most players online in it, null before the first line, 0 after the game stopped', () => {
+    const t0 = new Date(2026, 10, 27, 12, 0, 0).getTime();
+    const lines = [
+      { atMs: t0 + 60_000, meaning: { type: 'session.started' } as const },
+      { atMs: t0 + 120_000 + 5_000, meaning: join('Alex') },
+      { atMs: t0 + 120_000 + 6_000, meaning: join('Alex') },   // the login line and the broadcast: one player
+      { atMs: t0 + 120_000 + 7_000, meaning: join('Steve') },
+      { atMs: t0 + 120_000 + 9_000, meaning: leave('Steve') },
+      { atMs: t0 + 240_000, meaning: leave('Alex') },
+    ];
+    assert.deepEqual(countByMinute(lines, t0, 6, true), [null, 0, 2, 1, 1, 0]);
+    assert.deepEqual(countByMinute(lines.slice(0, 3), t0, 6, false), [null, 0, 1, 0, 0, 0]);
+  });
+  test('chartPath() draws one step a minute with a gap where nothing is known', () => {
+    assert.equal(chartPath([null, 0, 2, 2, null, 1], 2), 'M1 100H2V4H3H4M5 52H6');
+  });
+});
 
 describe('the compiled daemon', { concurrency: GROUPS_AT_ONCE }, () => {
   // ---- The long waits first: live events over time (docs/api.md#get-apievents), slow readers
@@ -5008,7 +5071,7 @@ describe('the compiled daemon', { concurrency: GROUPS_AT_ONCE }, () => {
       await s.opened;
       await waitFor(() => s.retryMs() !== undefined);
       const pid = await host.startGame();
-      await waitFor(() => typesOf(s).includes('server.started'));
+      await waitFor(() => typesOf(s).includes('server.ready'));
       fs.appendFileSync(latest(), `${P}Alex[/198.51.100.7:53120] logged in with entity id 7 at (0.5, 64.0, 0.5)\n${P}Alex joined the game\n`);
       await waitFor(() => typesOf(s).includes('player.joined'));
       const stop = await d.post('/api/command', { command: 'stop' }, { key: KEY });
@@ -5016,6 +5079,7 @@ describe('the compiled daemon', { concurrency: GROUPS_AT_ONCE }, () => {
       await waitFor(() => typesOf(s).includes('server.stopped'));
       assert.deepEqual(s.parsed().map(({ time: _time, ...rest }) => rest), [
         { type: 'server.started', pid },
+        { type: 'server.ready', pid },   // the game answered its ping on its own port
         { type: 'player.joined', player: 'Alex' },   // no address: events show nothing the public routes do not
         { type: 'server.stopping' },
         { type: 'player.left', player: 'Alex' },
@@ -5444,6 +5508,250 @@ describe('the compiled daemon', { concurrency: GROUPS_AT_ONCE }, () => {
     return { samples, help, types };
   }
 
+  // ---- Issue 28: readiness, history, the status page (docs/api.md#get-apiping, #get-apiplayershistory, #get-status) ----
+
+  describe('GET /api/ping', { concurrency: 1 }, () => {
+    const { defer, host, d } = group();
+    const properties = () => serverFile(host, 'server.properties');
+    const setProperty = (name: string, value: string) =>
+      fs.writeFileSync(properties(), fs.readFileSync(properties(), 'utf8').replace(new RegExp(`^${name}=.*$`, 'm'), `${name}=${value}`));
+
+    test('GET /api/ping says online false and ready false while no game runs, and pings nothing', async () => {
+      assertReply(await d.get('/api/ping'), 200, { ok: true, online: false, ready: false });
+    });
+
+    test('GET /api/ping gives the game\'s own answer on its server-port: ready, latency, version, MOTD without colour codes, players, and the gauges', async () => {
+      await host.startGame();
+      act(host, { do: 'join', player: 'Alex' });
+      const res = await waitFor(async () => {
+        const r = await d.get('/api/ping');
+        return r.json.ready === true && r.json.players.online === 1 ? r : undefined;
+      });
+      assertCommonHeaders(res.headers);
+      const { latency_ms: latency, ...rest } = res.json;
+      assert.ok(typeof latency === 'number' && latency >= 0);
+      assert.deepEqual(rest, { ok: true, online: true, ready: true, version: { name: '1.21.4', protocol: 769 }, motd: 'Gameserver survival — be nice!', players: { online: 1, max: 20 } });
+      const metrics = (await d.get('/metrics', { afterChange: true })).text;
+      assert.match(metrics, /^minecraft_server_ready 1$/m);
+      assert.match(metrics, /^minecraft_ping_seconds \d/m);
+      assert.match(metrics, /^minecraft_players_max 20$/m);
+      await host.stopGame();
+    });
+
+    test('GET /api/ping with enable-status=false is ready by the Done line of the current run, and asks the game nothing', async () => {
+      setProperty('enable-status', 'false');
+      try {
+        await host.startGame();
+        const res = await waitFor(async () => {
+          const r = await d.get('/api/ping');
+          return r.json.ready === true ? r : undefined;
+        });
+        assertReply(res, 200, { ok: true, online: true, ready: true });
+        assert.match((await d.get('/metrics', { afterChange: true })).text, /^minecraft_server_ready 1$/m);
+      } finally {
+        await host.stopGame();
+        setProperty('enable-status', 'true');
+      }
+    });
+
+    test('GET /api/ping falls back to the legacy ping (FE 01) for a server that does not speak 1.7\'s', async () => {
+      control(host, 'game-ping', 'legacy');
+      try {
+        await host.startGame();
+        const res = await waitFor(async () => {
+          const r = await d.get('/api/ping');
+          return r.json.ready === true ? r : undefined;
+        });
+        assert.deepEqual(res.json.version, { name: '1.21.4', protocol: 127 });
+        assert.equal(res.json.motd, 'Gameserver survival — be nice!');
+      } finally {
+        await host.stopGame();
+        control(host, 'game-ping', null);
+      }
+    });
+
+    test('GET /api/ping reads a bounded answer: a server that sends without end is cut off and not ready', async () => {
+      const port = await freePort();
+      let closed = false;
+      const hostile = net.createServer((socket) => {
+        socket.on('error', () => undefined);
+        socket.on('close', () => (closed = true));
+        socket.write(Buffer.from([0xff, 0xff, 0xff, 0x7f]));   // announces a packet of 256 MiB
+        const flood = () => { while (!socket.destroyed && socket.write(Buffer.alloc(64 * 1024, 0x41))); };
+        socket.on('drain', flood);
+        flood();
+      });
+      await new Promise<void>((resolve) => hostile.listen(port, '127.0.0.1', resolve));
+      defer(() => new Promise((resolve) => hostile.close(resolve)));
+      await host.startGame();
+      setProperty('server-port', String(port));
+      try {
+        const res = await waitFor(async () => {
+          const r = await d.get('/api/ping');
+          return r.json.ready === false ? r : undefined;
+        });
+        assertReply(res, 200, { ok: true, online: true, ready: false });
+        await waitFor(() => closed);
+      } finally {
+        setProperty('server-port', String(host.serverPort));
+        await host.stopGame();
+      }
+    });
+  });
+
+  describe('GET /api/players/history', { concurrency: 1 }, () => {
+    const { defer, host } = group({ daemon: false });
+    const stateDir = () => path.join(host.root, 'state');
+
+    test('GET /api/players/history gives 1,440 minutes rebuilt from the archives, and keeps them in STATE_DIRECTORY across a restart even when the logs are gone', async () => {
+      fs.mkdirSync(stateDir(), { recursive: true });
+      fs.rmSync(serverFile(host, 'logs/latest.log'));   // the archive below is the one log
+      const now = Date.now();
+      const at = (minutesAgo: number) => new Date(Math.floor(now / 60_000) * 60_000 - minutesAgo * 60_000 + 10_000);
+      const stamp = (when: Date) => `[${[when.getHours(), when.getMinutes(), when.getSeconds()].map((n) => String(n).padStart(2, '0')).join(':')}] [Server thread/INFO]: `;
+      const lines = [
+        [30, 'Starting minecraft server version 1.21.4'], [30, 'Alex joined the game'], [20, 'Steve joined the game'],
+        [10, 'Steve left the game'], [5, 'Stopping server'], [5, 'Alex left the game'],
+      ] as const;
+      const day = at(5);
+      const archive = path.join(host.serverDir, 'logs', `${day.getFullYear()}-${String(day.getMonth() + 1).padStart(2, '0')}-${String(day.getDate()).padStart(2, '0')}-7.log.gz`);
+      fs.writeFileSync(archive, gzipSync(lines.map(([ago, text]) => `${stamp(at(ago))}${text}\n`).join('')));
+      const expected = (counts: Array<number | null>) => {
+        const last = counts.length - 1;
+        return [counts[last - 31], counts[last - 30], counts[last - 25], counts[last - 20], counts[last - 10], counts[last - 9], counts[last - 5], counts[last]];
+      };
+      const first = await startDaemon(host, defer, { STATE_DIRECTORY: stateDir() });
+      const res = await first.get('/api/players/history');
+      assert.equal(res.status, 200);
+      assert.equal(res.json.step_s, 60);
+      assert.equal(res.json.counts.length, 1440);
+      assert.equal(Date.parse(res.json.from), (Math.floor(now / 60_000) - 1439) * 60_000);
+      assert.deepEqual(expected(res.json.counts), [null, 1, 1, 2, 2, 1, 1, 0]);
+      assert.ok(fs.existsSync(path.join(stateDir(), 'players-history.json')));
+      await first.stop();
+      fs.rmSync(archive);
+      const second = await startDaemon(host, defer, { STATE_DIRECTORY: stateDir() });
+      assert.deepEqual(expected((await second.get('/api/players/history')).json.counts), [null, 1, 1, 2, 2, 1, 1, 0]);
+      await second.stop();
+      const without = await startDaemon(host, defer);
+      assert.deepEqual(expected((await without.get('/api/players/history')).json.counts), [null, null, null, null, null, null, null, null]);
+    });
+  });
+
+  // Debian's Chromium, headless, driven over the DevTools protocol on --remote-debugging-pipe (fd 3 in, fd 4 out,
+  // messages ended by NUL): no dependency. Skipped with a line saying so where it is not installed.
+  describe('GET /status in Chromium', { concurrency: 1 }, () => {
+    const CHROMIUM = '/usr/bin/chromium';
+    const { defer, host, d } = group({
+      game: true,
+      env: { STATUS_PAGE_CHAT: 'on' },
+      arrange: (h) => {
+        const file = serverFile(h, 'server.properties');
+        fs.writeFileSync(file, fs.readFileSync(file, 'utf8').replace(/^motd=.*$/m, 'motd=\\u00A76Gameserver <script>window.pwned\\=1</script>\\nsecond line'));
+      },
+    });
+    const chromiumFlags = (dir: string) => ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+      '--disable-background-networking', '--disable-component-update', '--disable-sync', `--user-data-dir=${dir}`];
+    const profile = () => {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gameserver-chromium-'));
+      defer(() => fs.rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 }));
+      return dir;
+    };
+    const stopGroup = (child: ChildProcess) => new Promise<void>((resolve) => {
+      if (child.exitCode !== null || child.signalCode !== null) return resolve();
+      child.once('exit', () => resolve());
+      try { process.kill(-child.pid!, 'SIGKILL'); } catch { resolve(); }
+    });
+
+    /** A browser on the pipe: send(method, params, session) answers the result; `events` holds every event. */
+    function devtools() {
+      const child = spawn(CHROMIUM, [...chromiumFlags(profile()), '--remote-debugging-pipe', 'about:blank'],
+        { detached: true, stdio: ['ignore', 'ignore', 'ignore', 'pipe', 'pipe'] });
+      defer(() => stopGroup(child));
+      const input = child.stdio[3] as NodeJS.WritableStream;
+      const output = child.stdio[4] as NodeJS.ReadableStream;
+      const waiting = new Map<number, { resolve: (v: any) => void; reject: (e: Error) => void }>();
+      const events: Array<{ method: string; params: any; sessionId?: string }> = [];
+      let buffer = '';
+      let nextId = 0;
+      output.setEncoding('utf8');
+      output.on('data', (chunk: string) => {
+        buffer += chunk;
+        for (let end = buffer.indexOf('\0'); end !== -1; end = buffer.indexOf('\0')) {
+          const message = JSON.parse(buffer.slice(0, end));
+          buffer = buffer.slice(end + 1);
+          if (message.id === undefined) events.push(message);
+          else if (message.error) waiting.get(message.id)?.reject(new Error(JSON.stringify(message.error)));
+          else waiting.get(message.id)?.resolve(message.result);
+        }
+      });
+      const send = (method: string, params: object = {}, sessionId?: string): Promise<any> => new Promise((resolve, reject) => {
+        const id = ++nextId;
+        waiting.set(id, { resolve, reject });
+        input.write(`${JSON.stringify({ id, method, params, ...sessionId === undefined ? {} : { sessionId } })}\0`);
+      });
+      return { send, events, child };
+    }
+
+    test('GET /status renders its content without JavaScript: state, players, MOTD, names and messages as text', async (t) => {
+      if (!fs.existsSync(CHROMIUM)) return t.skip('Chromium is not installed (.ci/run installs Debian\'s chromium package)');
+      act(host, { do: 'join', player: 'Alex' }, { do: 'die', player: 'Alex', message: 'was slain by <script>window.pwned=1</script>' });
+      await waitFor(async () => (await d.get('/api/players/online')).json.count === 1);
+      const res = await d.get('/status');
+      assertCommonHeaders(res.headers, 'text/html; charset=utf-8');
+      assert.match(String(res.headers['content-security-policy']), /^default-src 'none'; script-src 'sha256-[A-Za-z0-9+/=]+'; style-src 'sha256-[A-Za-z0-9+/=]+'; img-src data:; connect-src 'self'/);
+      assert.ok(!String(res.headers['content-security-policy']).includes('unsafe-inline'));
+      // scripts off, as a visitor without JavaScript: what shows is what the daemon drew
+      const browser = devtools();
+      const { targetId } = await browser.send('Target.createTarget', { url: 'about:blank' });
+      const { sessionId } = await browser.send('Target.attachToTarget', { targetId, flatten: true });
+      await browser.send('Page.enable', {}, sessionId);
+      await browser.send('Emulation.setScriptExecutionDisabled', { value: true }, sessionId);
+      await browser.send('Page.navigate', { url: `http://127.0.0.1:${d.port}/status` }, sessionId);
+      await waitFor(() => browser.events.some((e) => e.method === 'Page.loadEventFired'));
+      const { root } = await browser.send('DOM.getDocument', {}, sessionId);
+      const dom = String((await browser.send('DOM.getOuterHTML', { nodeId: root.nodeId }, sessionId)).outerHTML);
+      await stopGroup(browser.child);
+      assert.match(dom, /<span id="state-text">Up and ready<\/span>/);
+      assert.match(dom, /<li data-name="Alex">Alex<\/li>/);
+      assert.match(dom, /<span class="mc-gold">Gameserver &lt;script&gt;window.pwned=1&lt;\/script&gt;<\/span>/);
+      assert.match(dom, /Alex was slain by &lt;script&gt;window.pwned=1&lt;\/script&gt;/);
+      assert.match(dom, /<p class="motd-more"><span class="mc-gold">second line<\/span><\/p>/);   // the colour goes on past the line break, as in the game
+      assert.equal((dom.match(/<script>/g) ?? []).length, 1, 'the page\'s own script is the one script element');
+    });
+
+    test('GET /status in Chromium updates live from the events, asks no other origin, and breaks no rule of its Content-Security-Policy', async (t) => {
+      if (!fs.existsSync(CHROMIUM)) return t.skip('Chromium is not installed (.ci/run installs Debian\'s chromium package)');
+      const browser = devtools();
+      const { targetId } = await browser.send('Target.createTarget', { url: 'about:blank' });
+      const { sessionId } = await browser.send('Target.attachToTarget', { targetId, flatten: true });
+      for (const domain of ['Page', 'Runtime', 'Log', 'Network']) await browser.send(`${domain}.enable`, {}, sessionId);
+      const evaluate = async (expression: string) => (await browser.send('Runtime.evaluate', { expression, returnByValue: true }, sessionId)).result.value;
+      await browser.send('Page.navigate', { url: `http://127.0.0.1:${d.port}/status` }, sessionId);
+      await waitFor(() => browser.events.some((e) => e.method === 'Page.loadEventFired'));
+      // the page's stream is open once the daemon counts it
+      await waitFor(async () => /^gameserver_api_event_streams [1-9]/m.test((await d.get('/metrics')).text));
+      act(host, { do: 'join', player: 'Steve' }, { do: 'chat', player: 'Steve', text: '<img src=x onerror="window.pwned=2">hi' }, { do: 'advance', player: 'Steve', kind: 'task', title: '<b>Stone Age</b>' });
+      await waitFor(async () => String(await evaluate("document.getElementById('recent').textContent")).includes('[<b>Stone Age</b>]'), { timeoutMs: 15_000 });
+      assert.equal(await evaluate("[...document.querySelectorAll('#players li')].map((li) => li.textContent).join(',')"), 'Alex,Steve');
+      assert.equal(await evaluate("document.getElementById('online').textContent"), '2');
+      assert.ok(String(await evaluate("document.getElementById('recent').textContent")).includes('<Steve> <img src=x onerror="window.pwned=2">hi'));
+      assert.equal(await evaluate('window.pwned'), undefined, 'no text from the game ran as script');
+      assert.equal(await evaluate("document.querySelectorAll('#recent img, #recent b, script').length"), 1);
+      const origin = `http://127.0.0.1:${d.port}`;
+      const elsewhere = browser.events.filter((e) => e.method === 'Network.requestWillBeSent')
+        .map((e) => String(e.params.request.url)).filter((url) => !url.startsWith(`${origin}/`) && !url.startsWith('data:'));
+      assert.deepEqual(elsewhere, []);
+      const problems = browser.events.filter((e) => (e.method === 'Log.entryAdded' && ['error', 'warning'].includes(e.params.entry.level))
+        || e.method === 'Runtime.exceptionThrown' || (e.method === 'Runtime.consoleAPICalled' && e.params.type === 'error'))
+        .map((e) => JSON.stringify(e.params).slice(0, 300));
+      assert.deepEqual(problems.filter((p) => /Content.Security.Policy|Refused/i.test(p) || !/favicon/.test(p)), []);
+      act(host, { do: 'leave', player: 'Steve' });
+      await waitFor(async () => (await evaluate("document.getElementById('online').textContent")) === '1');
+      await stopGroup(browser.child);
+    });
+  });
+
   describe('GET /metrics', { concurrency: 1 }, () => {
     const { host, d } = group();
     const scrape = async () => {
@@ -5526,6 +5834,58 @@ describe('the compiled daemon', { concurrency: GROUPS_AT_ONCE }, () => {
       const check = await runTool('promtool', ['check', 'metrics'], { input: text });
       assert.equal(check.status, 0, check.stdout + check.stderr);
       assert.equal(check.stdout + check.stderr, '');
+    });
+  });
+
+  // docs/grafana: every panel's query against a real Prometheus that scrapes a daemon each second
+  describe('docs/grafana', { concurrency: 1 }, () => {
+    const { defer, host } = group({ game: true, daemon: false });
+    const dashboard = JSON.parse(fs.readFileSync(path.join(__dirname, '..', 'docs', 'grafana', 'gameserver-api.json'), 'utf8')) as {
+      panels: Array<{ title: string; targets: Array<{ expr: string }> }>; __inputs: unknown[];
+    };
+
+    test('docs/grafana/gameserver-api.json is importable: a data source input, and every panel has a query on it', () => {
+      assert.equal(dashboard.__inputs.length, 1);
+      for (const panel of dashboard.panels) assert.ok(panel.targets.length > 0 && panel.targets.every((t) => t.expr.length > 0), panel.title);
+    });
+
+    test('every panel query of docs/grafana returns data from a real Prometheus scraping a daemon', async (t) => {
+      if ((await runTool('prometheus', ['--version'])).error) return t.skip('prometheus is not installed (.ci/run installs Debian\'s prometheus package)');
+      // a webhook that takes every delivery, so that the deliveries' counter exists
+      const sink = http.createServer((req, res) => req.resume().on('end', () => res.writeHead(204).end()));
+      await new Promise<void>((resolve) => sink.listen(0, '127.0.0.1', resolve));
+      defer(() => new Promise((resolve) => { sink.closeAllConnections(); sink.close(resolve); }));
+      const d = await startDaemon(host, defer, { EVENT_WEBHOOK_URL: `http://127.0.0.1:${(sink.address() as net.AddressInfo).port}/hook` });
+      act(host, { do: 'join', player: 'Alex' });
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gameserver-prometheus-'));
+      defer(() => fs.rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 }));
+      fs.writeFileSync(path.join(dir, 'prometheus.yml'), [
+        'global: { scrape_interval: 1s, evaluation_interval: 1s }',
+        'scrape_configs:',
+        `  - job_name: gameserver\n    static_configs: [{ targets: ['127.0.0.1:${d.port}'] }]`, '',
+      ].join('\n'));
+      const port = await freePort();
+      const prometheus = spawn('prometheus', [`--config.file=${path.join(dir, 'prometheus.yml')}`, `--storage.tsdb.path=${path.join(dir, 'data')}`,
+        `--web.listen-address=127.0.0.1:${port}`, '--log.level=error'], { stdio: ['ignore', 'ignore', 'pipe'] });
+      let log = '';
+      prometheus.stderr!.setEncoding('utf8').on('data', (s: string) => (log += s));
+      defer(() => new Promise<void>((resolve) => {
+        if (prometheus.exitCode !== null) return resolve();
+        prometheus.once('exit', () => resolve());
+        prometheus.kill('SIGTERM');
+      }));
+      const query = async (expr: string) => {
+        const res = await request(port, 'GET', `/api/v1/query?query=${encodeURIComponent(expr)}`).catch(() => undefined);
+        return res?.status === 200 ? res.json.data.result as unknown[] : undefined;
+      };
+      for (const panel of dashboard.panels) {
+        for (const { expr } of panel.targets) {
+          // Grafana's variables as it fills them: every host, and a range that holds a few scrapes
+          const filled = expr.replaceAll('$instance', '.+').replaceAll('$__rate_interval', '10s');
+          await waitFor(async () => ((await query(filled))?.length ?? 0) > 0, { timeoutMs: 30_000, intervalMs: 250 })
+            .catch((err: Error) => { throw new Error(`${panel.title}: ${filled} returned no data (${err.message}) ${log.slice(-500)}`); });
+        }
+      }
     });
   });
 
@@ -5975,7 +6335,7 @@ describe('the compiled daemon', { concurrency: GROUPS_AT_ONCE }, () => {
       const routes = index.json.endpoints.map((e: { method: string; route: string }) => `${e.method} ${e.route}`);
       const curls = out.split('\n').filter((line) => line.startsWith('curl '))
         .map((line) => `${/ -X (\S+)/.exec(line)?.[1] ?? 'GET'} ${new URL(/http:\/\/[^\s']+/.exec(line)?.[0] ?? 'http://x/').pathname}`);
-      assert.equal(routes.length, 21);
+      assert.equal(routes.length, 24);
       assert.deepEqual(curls, routes);
       const status = await request(port, 'GET', '/api/status');
       assert.deepEqual([status.status, status.json.ok], [200, true]);

@@ -12,7 +12,7 @@ import { execFile, spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import * as fs from 'node:fs';
-import { isIP, Socket } from 'node:net';
+import { connect as connectTcp, isIP, Socket } from 'node:net';
 import * as path from 'node:path';
 import { createSecureContext } from 'node:tls';
 import { urlToHttpOptions } from 'node:url';
@@ -106,6 +106,15 @@ const SETTINGS = {
     help: 'PEM certificate (chain): with TLS_KEY_FILE, HTTPS only on PORT; re-read when it changes',
   },
   TLS_KEY_FILE: { secret: false, help: 'PEM private key of TLS_CERT_FILE' },
+  AVATAR_URL: {
+    secret: false,
+    help: 'players\' heads on GET /status: an http(s) URL with {name} or {uuid} (default: none, no third party)',
+  },
+  STATUS_PAGE_CHAT: { secret: false, help: 'on shows chat on GET /status; off (default) does not' },
+  STATE_DIRECTORY: {
+    secret: false,
+    help: 'where the players history is kept across restarts (systemd\'s StateDirectory=; unset: nothing written)',
+  },
 } as const;
 type SettingName = keyof typeof SETTINGS;
 
@@ -126,6 +135,9 @@ interface Config {
   webhookSecret: string | undefined;
   tls: TlsFiles | undefined; // undefined: plain HTTP
   webhookFormat: 'json' | 'discord';
+  avatarUrl: string | undefined; // a template with {name} or {uuid}, known to make an http(s) URL
+  statusPageChat: boolean;
+  stateDir: string | undefined; // resolved; undefined: nothing is written
   childEnv: Readonly<Record<string, string>>; // the daemon's environment without its secrets, for every child
 }
 
@@ -209,6 +221,18 @@ export function readConfig(env: NodeJS.ProcessEnv, cwd: string): Readonly<Config
         + `key: ${describeError(err)}.`);
     }
   }
+  const avatarUrl = text('AVATAR_URL');
+  if (avatarUrl !== undefined && (!/\{(?:name|uuid)\}/.test(avatarUrl)
+    || parseHttpUrl(avatarUrl.replace(/\{(?:name|uuid)\}/g, 'x')) === undefined)) {
+    throw new ConfigError('AVATAR_URL must be an http:// or https:// URL holding {name} or {uuid}; '
+      + `got ${JSON.stringify(avatarUrl)}.`);
+  }
+  const statusPageChat = text('STATUS_PAGE_CHAT') ?? 'off';
+  if (statusPageChat !== 'on' && statusPageChat !== 'off') {
+    throw new ConfigError(`STATUS_PAGE_CHAT must be on or off; got ${JSON.stringify(statusPageChat)}.`);
+  }
+  // systemd joins several StateDirectory= folders with `:`; the unit names one
+  const stateDir = text('STATE_DIRECTORY')?.split(':')[0];
   const childEnv: Record<string, string> = {};
   for (const [name, value] of Object.entries(env)) {
     if (value !== undefined && !(name in SETTINGS && SETTINGS[name as SettingName].secret)) childEnv[name] = value;
@@ -230,6 +254,9 @@ export function readConfig(env: NodeJS.ProcessEnv, cwd: string): Readonly<Config
     webhookSecret: webhookSecret.value,
     webhookFormat,
     tls: tls === undefined ? undefined : Object.freeze(tls),
+    avatarUrl,
+    statusPageChat: statusPageChat === 'on',
+    stateDir: stateDir === undefined || stateDir === '' ? undefined : path.resolve(cwd, stateDir),
     childEnv: Object.freeze(childEnv),
   });
 }
@@ -287,6 +314,8 @@ function describeConfig(c: Config): string {
     `EVENT_WEBHOOK_URL=${c.webhookUrl === undefined ? '(none)' : `${c.webhookUrl.origin}/…`}`,
     `EVENT_WEBHOOK_FORMAT=${c.webhookFormat}`,
     `EVENT_WEBHOOK_SECRET=${c.webhookSecret === undefined ? '(none)' : '(set)'}`,
+    `AVATAR_URL=${c.avatarUrl ?? '(none)'}`, `STATUS_PAGE_CHAT=${c.statusPageChat ? 'on' : 'off'}`,
+    `STATE_DIRECTORY=${c.stateDir ?? '(none)'}`,
     c.tls === undefined ? 'plain HTTP' : `HTTPS with TLS_CERT_FILE=${c.tls.certFile}, TLS_KEY_FILE=${c.tls.keyFile}`,
     c.apiKey === undefined ? 'writes disabled' : 'writes enabled',
   ].join(', ');
@@ -370,6 +399,9 @@ interface Features {
   console: GameConsole;
   serv: Serv;
   events: Events;
+  readiness: Readiness;
+  history: History;
+  statusPage: StatusPage;
   metrics: Metrics;
   api: ApiDescription;
 }
@@ -426,6 +458,9 @@ function routeTable(): readonly Route[] {
     get('/api/events', EVENTS_ROUTE, (f, r) => f.events.open(r), { basicAuth: true }),
     get('/metrics', METRICS_ROUTE, (f) => f.metrics.scrape()),
     get('/api/openapi.json', OPENAPI_ROUTE, (f) => f.api.document()),
+    get('/api/ping', PING_ROUTE, (f) => f.readiness.ping()),
+    get('/api/players/history', HISTORY_ROUTE, (f) => f.history.history()),
+    get('/status', STATUS_PAGE_ROUTE, (f) => f.statusPage.render()),
     post('/api/server/start', SERV_ROUTES.start, (f) => f.serv.run('start')),
     post('/api/server/stop', SERV_ROUTES.stop, (f) => f.serv.run('stop')),
     post('/api/server/restart', SERV_ROUTES.restart, (f) => f.serv.run('restart')),
@@ -467,7 +502,9 @@ function createDaemon(config: Readonly<Config>, clock: Clock = readClock()): Dae
   const game = createGameFinder(config, clock);
   const presence = new LogFollower(config, clock, game);
   const gameConsole = createGameConsole(config, game, presence);
-  const events = createEvents(config, clock, game, presence);
+  const readiness = createReadiness(config, game, presence);
+  const events = createEvents(config, clock, game, presence, [readiness.detect]);
+  const history = createHistory(config, game, shared);
   const features: Features = {
     game: createGameStatus(config, clock, game, shared),
     presence,
@@ -479,7 +516,10 @@ function createDaemon(config: Readonly<Config>, clock: Clock = readClock()): Dae
     console: gameConsole,
     serv: createServ(config),
     events,
-    metrics: createMetrics(config, clock, game, presence, events, shared),
+    readiness,
+    history,
+    statusPage: createStatusPage(config, clock, presence, readiness, history),
+    metrics: createMetrics(config, clock, game, presence, events, shared, readiness),
     api: createApiDescription(routes),
   };
   const server = createHttpServer(config, routes, features, replies);
@@ -1656,6 +1696,7 @@ type AdvancementKind = keyof typeof ADVANCEMENT_VERBS;
 type LineMeaning =
   | { type: 'session.started' } // `Starting minecraft server version …`: a new run of the game, nobody online
   | { type: 'server.stopping' }
+  | { type: 'server.ready' } // `Done (…)!`: the run's world is loaded
   | { type: 'player.joined'; player: string }
   | { type: 'player.left'; player: string }
   // whether the player is online is the reader's to say: these are as the line wrote them
@@ -1695,6 +1736,13 @@ export const LINE_KINDS: readonly LineKind[] = [
   {
     type: 'server.stopping', threads: 'game', level: 'INFO', hint: 'Stopping ', pattern: /^Stopping (?:the )?server$/s,
     example: 'Stopping the server',
+  },
+  // the world is loaded and the game takes players (docs/formats.md#start-and-stop-lines): 1.13+ `type "help"`, up to
+  // 1.12 `type "help" or "?"`; the seconds are formatted in the JVM's locale (`3,112s`), and betas counted `ns`
+  {
+    type: 'server.ready', threads: 'game', level: 'INFO', hint: 'Done (',
+    pattern: /^Done \(\d{1,12}(?:[.,]\d{1,9})?n?s\)! For help, type "help"(?: or "\?")?$/s,
+    example: 'Done (12.345s)! For help, type "help"',
   },
   // the login line carries the bare profile name and plugins cannot reword it; `.*` spans `/[v6]:port`
   {
@@ -1873,7 +1921,7 @@ const ARCHIVE_NAME = /^(\d{4})-(\d\d)-(\d\d)-\d+\.log\.gz$/;
 // The kinds presence follows: who is online, and whether the game is stopping. Their hints are looked for in the
 // raw bytes, so a chunk of chat and chunk loading is never decoded at all.
 const PRESENCE_TYPES = new Set<LineMeaning['type']>([
-  'session.started', 'server.stopping', 'player.joined', 'player.left',
+  'session.started', 'server.stopping', 'server.ready', 'player.joined', 'player.left',
 ]);
 // What the follower also tells, of a log followed live: what players say and do, and lag. The lines of a game that ran
 // before the daemon first read its log are taken for presence alone: events and counters are of what happens after.
@@ -1885,6 +1933,24 @@ const hintsOf = (types: ReadonlySet<LineMeaning['type']>): RegExp => new RegExp(
 ].map((hint) => hint.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|'), 'g');
 const PRESENCE_HINTS = hintsOf(PRESENCE_TYPES);
 const FOLLOWED_HINTS = hintsOf(FOLLOWED_TYPES);
+
+/**
+ * Calls `visit` with each line of data[0, end) that holds one of `hints`, decoded (a last one without its line end
+ * too); no other line is decoded. The hints are found by one search over the bytes seen as latin1 (every hint is ASCII, so a character's
+ * index is its byte's). Lines over 4 KiB mean nothing and are skipped.
+ */
+function forEachHintedLine(data: Buffer, end: number, hints: RegExp, visit: (raw: string) => void): void {
+  const text = data.toString('latin1', 0, end);
+  hints.lastIndex = 0;
+  for (let found = hints.exec(text); found !== null; found = hints.exec(text)) {
+    const lineStart = text.lastIndexOf('\n', found.index) + 1;
+    const lineBreak = text.indexOf('\n', found.index);
+    const lineEnd = lineBreak === -1 ? end : lineBreak;
+    // only whole lines are decoded, so a UTF-8 sequence is never split
+    if (lineEnd - lineStart <= LOG_LINE_MAX_BYTES) visit(data.toString('utf8', lineStart, lineEnd));
+    hints.lastIndex = lineEnd + 1;
+  }
+}
 
 /** What the log told since the daemon started: the counters of GET /metrics. */
 interface LogCounts {
@@ -1900,10 +1966,11 @@ interface LogCounts {
 interface Session {
   players: Set<string>;
   stopping: boolean;
+  ready: boolean; // the run logged its Done line
   reply?: Reply; // GET /api/players/online's answer for this view, made once (docs/performance.md: players online)
 }
 
-const newSession = (): Session => ({ players: new Set(), stopping: false });
+const newSession = (): Session => ({ players: new Set(), stopping: false, ready: false });
 
 /** A change of presence, as the events publish it, and the game process whose log line made it. */
 type PresenceListener = (change: LineMeaning, game: string) => void;
@@ -2223,21 +2290,9 @@ class LogFollower implements Presence {
     return { taken: lastBreak + 1 };
   }
 
-  /**
-   * Applies the followed lines among the whole lines of data[0, end). The hints are found by one search over the
-   * bytes seen as latin1 (every hint is ASCII, so a character's index is its byte's), and only their lines decoded.
-   */
+  /** Applies the followed lines among the whole lines of data[0, end). */
   private applyLines(state: FollowedLog, data: Buffer, end: number): void {
-    const hints = state.live ? FOLLOWED_HINTS : PRESENCE_HINTS;
-    const text = data.toString('latin1', 0, end);
-    hints.lastIndex = 0;
-    for (let found = hints.exec(text); found !== null; found = hints.exec(text)) {
-      const lineStart = text.lastIndexOf('\n', found.index) + 1;
-      const lineEnd = data.indexOf(10, found.index);
-      // only whole lines are decoded, so a UTF-8 sequence is never split; a very long one means nothing
-      if (lineEnd - lineStart <= LOG_LINE_MAX_BYTES) this.applyLine(state, data.toString('utf8', lineStart, lineEnd));
-      hints.lastIndex = lineEnd + 1;
-    }
+    forEachHintedLine(data, end, state.live ? FOLLOWED_HINTS : PRESENCE_HINTS, (raw) => this.applyLine(state, raw));
   }
 
   /** Applies one whole line. */
@@ -2274,7 +2329,9 @@ class LogFollower implements Presence {
     const meaning = partial === undefined ? undefined : readLogLine(partial, PRESENCE_TYPES);
     state.size = size;
     if (meaning === undefined && !state.viewStale) return; // the view as it was, and its answer made once
-    const view = { players: new Set(state.session.players), stopping: state.session.stopping };
+    const view = {
+      players: new Set(state.session.players), stopping: state.session.stopping, ready: state.session.ready,
+    };
     if (meaning !== undefined && applyMeaning(view, meaning)) state.sawStart = true;
     state.view = view;
     state.viewStale = meaning !== undefined; // a view with the final line in it is not the session's
@@ -2296,7 +2353,11 @@ function applyMeaning(session: Session, meaning: LineMeaning, listener?: (change
       if (listener !== undefined) for (const player of session.players) listener({ type: 'player.left', player });
       session.players.clear();
       session.stopping = false;
+      session.ready = false;
       return true;
+    case 'server.ready':
+      session.ready = true;
+      return false;
     case 'player.joined':
       // a player's second login (another location) kicks the first session; a set keeps one entry
       if (!session.players.has(meaning.player)) listener?.(meaning);
@@ -2317,12 +2378,15 @@ function applyMeaning(session: Session, meaning: LineMeaning, listener?: (change
 
 /** Applies every complete line of `text` (and a final unterminated one) to `players`. */
 export function scanPresence(text: string, players: Set<string> = new Set()): Set<string> {
-  const session = { players, stopping: false };
+  return scanSession(text, { ...newSession(), players }).players;
+}
+
+function scanSession(text: string, session: Session): Session {
   for (const line of text.split('\n')) {
     const meaning = readLogLine(line, PRESENCE_TYPES);
     if (meaning !== undefined) applyMeaning(session, meaning);
   }
-  return players;
+  return session;
 }
 
 /**
@@ -2359,9 +2423,9 @@ async function sessionFromArchives(logDir: string, startedAtMs: number): Promise
       Number(year), Number(month) - 1, Number(day), Number(clock[1]), Number(clock[2]), Number(clock[3]),
     ).getTime();
     if (startMs < startedAtMs - SESSION_START_SLACK_MS) return newSession();
-    const players = new Set<string>();
-    for (const archived of texts) scanPresence(archived, players);
-    return { players, stopping: false };
+    const session = newSession();
+    for (const archived of texts) scanSession(archived, session);
+    return { ...session, stopping: false };
   }
   return newSession(); // no start within the bound: nothing can be said of this process's players
 }
@@ -3937,7 +4001,13 @@ interface Events {
  * only while a stream is open, for 10 s after the last one closed, or always when a webhook is set: it costs nothing
  * while nobody listens.
  */
-function createEvents(config: Readonly<Config>, clock: Clock, game: GameFinder, presence: Presence): Events {
+function createEvents(
+  config: Readonly<Config>,
+  clock: Clock,
+  game: GameFinder,
+  presence: Presence,
+  moreDetectors: ReadonlyArray<(publish: Publish) => Detector> = [], // other sections' (readiness)
+): Events {
   const streams = new Map<StreamSink, number>(); // → when it was last written to (performance.now())
   // begun, waiting for the starting state: they hold slots, and get no events yet
   const opening = new Set<StreamSink>();
@@ -4024,7 +4094,7 @@ function createEvents(config: Readonly<Config>, clock: Clock, game: GameFinder, 
     if (watching !== undefined) return watching.ready;
     const gameDetector = detectGame(config, clock, game, presence, publish);
     const backups: Detector = detectBackups(config, publish, () => void check([backups], true));
-    const detectors = [gameDetector, detectWhitelist(config, publish), backups];
+    const detectors = [gameDetector, detectWhitelist(config, publish), backups, ...moreDetectors.map((make) => make(publish))];
     const watchers: fs.FSWatcher[] = [];
     for (const dir of new Set(detectors.map((detector) => detector.dir))) {
       const inDir = detectors.filter((detector) => detector.dir === dir);
@@ -4149,6 +4219,7 @@ export function describeEvent(event: { type: string; [field: string]: unknown })
   let text: string;
   switch (event.type) {
     case 'server.started': text = `The Minecraft server started (pid ${event.pid}).`; break;
+    case 'server.ready': text = `The Minecraft server is ready: players can join (pid ${event.pid}).`; break;
     case 'server.stopping': text = 'The Minecraft server is stopping.'; break;
     case 'server.stopped':
       if (event.reason !== undefined) text = `The Minecraft server crashed: ${plain(event.reason)} (pid ${event.pid}).`;
@@ -4326,7 +4397,7 @@ function createWebhook(config: Readonly<Config>): Webhook {
 const EVENTS_ROUTE: RouteAbout = {
   summary: 'Live events (Server-Sent Events)',
   description: 'Unnamed events with an id and one data line of JSON {type, time, ...} (the Event schema): '
-    + 'server.started, server.stopping, server.stopped (with the crash report\'s reason after a crash), player.joined, '
+    + 'server.started, server.ready (once a run, when the game answers its ping or logged Done), server.stopping, server.stopped (with the crash report\'s reason after a crash), player.joined, '
     + 'player.left, player.chat, player.died, player.advancement, server.lagging (at most one a minute), '
     + 'whitelist.changed, backup.finished, and stream.reset after an unknown Last-Event-ID. '
     + 'A comment after 15 s of quiet. '
@@ -4351,6 +4422,1106 @@ const EVENTS_ROUTE: RouteAbout = {
     ),
     401: failure('A key was sent (X-API-Key or Basic auth) and it is wrong.', WRONG_KEY),
     503: failure('56 streams are open already (64 for the key holder), or the daemon is busy.', TOO_MANY_STREAMS),
+  },
+};
+
+// ==== Readiness: GET /api/ping ====
+
+const PING_TIMEOUT_MS = 1_000; // the whole exchange, the legacy ping after a modern one included
+const PING_REUSE_MS = 5_000; // a ready answer is reused this long
+const PING_RETRY_MS = 1_000; // a not-ready one this long: a start is seen within a second or two
+// the status packet: its JSON string is at most 32,767 characters by the protocol (96 KiB of UTF-8), favicon included;
+// a server that announces or sends more is cut off there, its answer refused
+const PING_ANSWER_MAX_BYTES = 100 * 1024;
+const FAVICON_MAX_CHARS = 64 * 1024; // a data URL; a 64×64 PNG is a few KiB
+const MOTD_MAX_CHARS = 1_024;
+const MOTD_MAX_RUNS = 256;
+const MOTD_MAX_DEPTH = 16; // of nested text components
+const VERSION_NAME_MAX_CHARS = 256;
+const DEFAULT_GAME_PORT = 25_565;
+const LEGACY_PING_PROTOCOL = 74; // 1.6.4's, what its client sends
+const FAVICON_URL = /^data:image\/png;base64,[A-Za-z0-9+/]+={0,2}$/;
+
+// The 16 colours of the game's text (docs/formats.md#colour-codes), by `§` code and by a component's name; a hex
+// colour (1.16+) takes the nearest of them, so that the status page needs no inline style
+const MC_COLOURS = [
+  'black', 'dark_blue', 'dark_green', 'dark_aqua', 'dark_red', 'dark_purple', 'gold', 'gray', 'dark_gray', 'blue',
+  'green', 'aqua', 'red', 'light_purple', 'yellow', 'white',
+] as const;
+const MC_COLOUR_RGB = [
+  0x000000, 0x0000aa, 0x00aa00, 0x00aaaa, 0xaa0000, 0xaa00aa, 0xffaa00, 0xaaaaaa, 0x555555, 0x5555ff, 0x55ff55,
+  0x55ffff, 0xff5555, 0xff55ff, 0xffff55, 0xffffff,
+];
+const MC_STYLES = { l: 'b', o: 'i', n: 'u', m: 's', k: 'k' } as const; // § code → the page's class suffix
+const COMPONENT_STYLES = { bold: 'b', italic: 'i', underlined: 'u', strikethrough: 's', obfuscated: 'k' } as const;
+
+/** A piece of the MOTD in one style: `classes` as the status page writes them (`mc-gold mc-b`), or ''. */
+export interface MotdRun {
+  text: string;
+  classes: string;
+}
+
+/** What the game answered to the Server List Ping. */
+interface PingAnswer {
+  latencyMs: number;
+  version?: { name: string; protocol: number }; // servers before 1.4 tell none
+  motd: MotdRun[];
+  players: { online: number; max: number };
+  favicon?: string;
+}
+
+interface ReadyState {
+  game: GameProcess | undefined;
+  ready: boolean;
+  answer?: PingAnswer;
+}
+
+interface Style {
+  colour?: string;
+  flags: ReadonlySet<string>;
+}
+
+const nearestColour = (rgb: number): string => {
+  const distance = (other: number): number =>
+    ((rgb >> 16) - (other >> 16)) ** 2 + (((rgb >> 8) & 255) - ((other >> 8) & 255)) ** 2 + ((rgb & 255) - (other & 255)) ** 2;
+  let best = 0;
+  MC_COLOUR_RGB.forEach((other, i) => (best = distance(other) < distance(MC_COLOUR_RGB[best]) ? i : best));
+  return MC_COLOURS[best];
+};
+
+/**
+ * The MOTD of a status answer (a string with `§` codes, or a JSON text component with `extra`, colours and styles,
+ * which may hold `§` codes too) as runs of one style each; bounded in characters, runs and depth.
+ */
+export function motdRuns(description: unknown): MotdRun[] {
+  const runs: MotdRun[] = [];
+  let chars = 0;
+  const push = (text: string, style: Style): void => {
+    const room = MOTD_MAX_CHARS - chars;
+    if (text === '' || room <= 0 || runs.length >= MOTD_MAX_RUNS) return;
+    const kept = text.length > room ? text.slice(0, room) : text;
+    chars += kept.length;
+    const classes = [style.colour === undefined ? '' : `mc-${style.colour}`, ...[...style.flags].sort().map((f) => `mc-${f}`)]
+      .filter((c) => c !== '').join(' ');
+    const last = runs[runs.length - 1];
+    if (last !== undefined && last.classes === classes) last.text += kept;
+    else runs.push({ text: kept, classes });
+  };
+  // `§x§R§R§G§G§B§B` is Spigot's hex colour; a colour code ends the styles before it, `§r` ends everything
+  const pushLegacy = (text: string, base: Style): void => {
+    let style = base;
+    let from = 0;
+    for (let at = text.indexOf('§'); at !== -1; at = text.indexOf('§', from)) {
+      push(text.slice(from, at), style);
+      const code = text.charAt(at + 1).toLowerCase();
+      const hex = /^§x((?:§[0-9a-f]){6})/i.exec(text.slice(at, at + 14));
+      if (hex !== null) {
+        style = { colour: nearestColour(parseInt(hex[1].replace(/§/g, ''), 16)), flags: new Set() };
+        from = at + 14;
+        continue;
+      }
+      const colour = '0123456789abcdef'.indexOf(code);
+      if (colour !== -1 && code !== '') style = { colour: MC_COLOURS[colour], flags: new Set() };
+      else if (code === 'r') style = { flags: new Set() };
+      else if (code in MC_STYLES) style = { ...style, flags: new Set([...style.flags, MC_STYLES[code as keyof typeof MC_STYLES]]) };
+      from = at + 2;
+    }
+    push(text.slice(from), style);
+  };
+  const walk = (node: unknown, inherited: Style, depth: number): void => {
+    if (depth > MOTD_MAX_DEPTH || runs.length >= MOTD_MAX_RUNS || chars >= MOTD_MAX_CHARS) return;
+    if (typeof node === 'string') return pushLegacy(node, inherited);
+    if (Array.isArray(node)) return node.slice(0, MOTD_MAX_RUNS).forEach((child) => walk(child, inherited, depth + 1));
+    if (node === null || typeof node !== 'object') return;
+    const component = node as Record<string, unknown>;
+    let colour = inherited.colour;
+    if (typeof component.color === 'string') {
+      const named = MC_COLOURS.indexOf(component.color as typeof MC_COLOURS[number]);
+      if (named !== -1) colour = MC_COLOURS[named];
+      else if (/^#[0-9a-fA-F]{6}$/.test(component.color)) colour = nearestColour(parseInt(component.color.slice(1), 16));
+    }
+    const flags = new Set(inherited.flags);
+    for (const [key, flag] of Object.entries(COMPONENT_STYLES)) {
+      if (component[key] === true) flags.add(flag);
+      else if (component[key] === false) flags.delete(flag);
+    }
+    const style = { colour, flags };
+    if (typeof component.text === 'string') pushLegacy(component.text, style);
+    else if (typeof component.translate === 'string') pushLegacy(component.translate, style);
+    if (Array.isArray(component.extra)) walk(component.extra, style, depth + 1);
+  };
+  walk(description, { flags: new Set() }, 0);
+  return runs;
+}
+
+const plainMotd = (runs: readonly MotdRun[]): string => runs.map((run) => run.text).join('');
+
+// ---- The protocol (docs/formats.md#server-list-ping) ----
+
+function varInt(value: number): Buffer {
+  const bytes: number[] = [];
+  let rest = value >>> 0;
+  do {
+    bytes.push((rest & 0x7f) | (rest > 0x7f ? 0x80 : 0));
+    rest >>>= 7;
+  } while (rest !== 0);
+  return Buffer.from(bytes);
+}
+
+/** A VarInt at `offset`: its value and the offset after it; undefined when the bytes end first, null when invalid. */
+function readVarInt(data: Buffer, offset: number): [number, number] | undefined | null {
+  let value = 0;
+  for (let i = 0; i < 5; i++) {
+    if (offset + i >= data.length) return undefined;
+    value |= (data[offset + i] & 0x7f) << (7 * i);
+    if ((data[offset + i] & 0x80) === 0) return [value, offset + i + 1];
+  }
+  return null;
+}
+
+const packet = (id: number, ...fields: Buffer[]): Buffer => {
+  const body = Buffer.concat([varInt(id), ...fields]);
+  return Buffer.concat([varInt(body.length), body]);
+};
+
+const protocolString = (text: string): Buffer => {
+  const bytes = Buffer.from(text, 'utf8');
+  return Buffer.concat([varInt(bytes.length), bytes]);
+};
+
+/** The status JSON's fields, checked; undefined when it is no status answer. */
+function readStatusJson(text: string, latencyMs: number): PingAnswer | undefined {
+  let status: unknown;
+  try {
+    status = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  if (status === null || typeof status !== 'object' || Array.isArray(status)) return undefined;
+  const { version, players, description, favicon } = status as Record<string, unknown>;
+  const count = (value: unknown): number => (Number.isSafeInteger(value) && (value as number) >= 0 ? value as number : 0);
+  const known = (value: unknown): Record<string, unknown> =>
+    (value !== null && typeof value === 'object' ? value as Record<string, unknown> : {});
+  const { name, protocol } = known(version);
+  return {
+    latencyMs,
+    version: {
+      name: typeof name === 'string' ? [...name].slice(0, VERSION_NAME_MAX_CHARS).join('') : '',
+      protocol: Number.isSafeInteger(protocol) ? protocol as number : -1,
+    },
+    motd: motdRuns(description),
+    players: { online: count(known(players).online), max: count(known(players).max) },
+    ...typeof favicon === 'string' && favicon.length <= FAVICON_MAX_CHARS && FAVICON_URL.test(favicon) ? { favicon } : {},
+  };
+}
+
+/** The answer to 1.4–1.6's ping, `§1\0protocol\0version\0motd\0online\0max`, or before 1.4 `motd§online§max`. */
+export function readLegacyAnswer(text: string, latencyMs: number): PingAnswer | undefined {
+  const number = (value: string | undefined): number => (/^\d{1,9}$/.test(value ?? '') ? Number(value) : 0);
+  if (text.startsWith('§1\0')) {
+    const [, protocol, name, motd, online, max] = text.split('\0');
+    if (max === undefined) return undefined;
+    return {
+      latencyMs, version: { name: [...name].slice(0, VERSION_NAME_MAX_CHARS).join(''), protocol: number(protocol) },
+      motd: motdRuns(motd), players: { online: number(online), max: number(max) },
+    };
+  }
+  const parts = text.split('§');
+  if (parts.length < 3) return undefined;
+  const max = parts.pop();
+  const online = parts.pop();
+  return { latencyMs, motd: motdRuns(parts.join('§')), players: { online: number(online), max: number(max) } };
+}
+
+/**
+ * One exchange over TCP: `request` is written, `read` looks at all bytes received so far and says whether they are
+ * complete (a value), need more (undefined) or are wrong (null); at most `PING_ANSWER_MAX_BYTES` are read.
+ */
+function exchange<T>(
+  address: string,
+  port: number,
+  deadline: number,
+  request: Buffer,
+  read: (data: Buffer, socket: Socket) => T | undefined | null,
+  onClose: (received: number) => T | null = () => null,
+): Promise<T | null> {
+  return new Promise((resolve) => {
+    let received = Buffer.alloc(0);
+    let done = false;
+    const socket = connectTcp({ host: address, port });
+    const finish = (result: T | null): void => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      socket.destroy();
+      resolve(result);
+    };
+    const timer = setTimeout(() => finish(onClose(-1)), Math.max(0, deadline - performance.now()));
+    socket.setNoDelay(true);
+    socket.on('connect', () => socket.write(request));
+    socket.on('error', () => finish(null));
+    socket.on('close', () => finish(onClose(received.length)));
+    socket.on('data', (chunk: Buffer) => {
+      if (received.length + chunk.length > PING_ANSWER_MAX_BYTES) return finish(null);
+      received = Buffer.concat([received, chunk]);
+      const result = read(received, socket);
+      if (result !== undefined) finish(result);
+    });
+  });
+}
+
+/**
+ * The Server List Ping of 1.7 and later (a handshake with next state 1, a status request, then a ping whose pong
+ * gives the latency; a server that answers the status but not the ping gets the status's round trip). 'legacy' when
+ * the server speaks the older protocol (a 0xFF kick, or a close without a word).
+ */
+function pingModern(address: string, port: number, deadline: number): Promise<PingAnswer | 'legacy' | null> {
+  const handshake = Buffer.alloc(2);
+  handshake.writeUInt16BE(port);
+  const startedAt = performance.now();
+  let status: PingAnswer | undefined;
+  let pingedAt = 0;
+  let offset = 0; // of the packet after the status
+  return exchange<PingAnswer | 'legacy'>(
+    address, port, deadline,
+    Buffer.concat([packet(0x00, varInt(-1), protocolString(address), handshake, varInt(1)), packet(0x00)]),
+    (data, socket) => {
+      if (status === undefined && data[0] === 0xff) return 'legacy';
+      const length = readVarInt(data, offset);
+      if (length === null || (length !== undefined && length[0] > PING_ANSWER_MAX_BYTES)) return null;
+      if (length === undefined || data.length < length[1] + length[0]) return undefined;
+      const body = data.subarray(length[1], length[1] + length[0]);
+      if (status !== undefined) return body[0] === 0x01 ? { ...status, latencyMs: performance.now() - pingedAt } : null;
+      const text = readVarInt(body, 1);
+      if (body[0] !== 0x00 || !text || body.length < text[1] + text[0]) return null;
+      status = readStatusJson(body.toString('utf8', text[1], text[1] + text[0]), performance.now() - startedAt);
+      if (status === undefined) return null;
+      offset = length[1] + length[0];
+      const payload = Buffer.alloc(8);
+      payload.writeBigInt64BE(BigInt(Date.now()));
+      pingedAt = performance.now();
+      socket.write(packet(0x01, payload));
+      return undefined;
+    },
+    (received) => status ?? (received === 0 ? 'legacy' : null),
+  );
+}
+
+/** 1.4–1.6's ping (`FE 01`, and 1.6's `MC|PingHost` plugin message), answered by a 0xFF packet of UTF-16BE text. */
+function pingLegacy(address: string, port: number, deadline: number): Promise<PingAnswer | null> {
+  const utf16 = (text: string): Buffer => Buffer.from(text, 'utf16le').swap16();
+  const host = utf16(address);
+  const rest = Buffer.alloc(1 + 2 + host.length + 4);
+  rest.writeUInt8(LEGACY_PING_PROTOCOL, 0);
+  rest.writeUInt16BE(address.length, 1);
+  host.copy(rest, 3);
+  rest.writeInt32BE(port, 3 + host.length);
+  const channel = utf16('MC|PingHost');
+  const sizes = Buffer.alloc(4);
+  sizes.writeUInt16BE('MC|PingHost'.length, 0);
+  sizes.writeUInt16BE(rest.length, 2);
+  const startedAt = performance.now();
+  return exchange(address, port, deadline,
+    Buffer.concat([Buffer.from([0xfe, 0x01, 0xfa]), sizes.subarray(0, 2), channel, sizes.subarray(2), rest]),
+    (data) => {
+      if (data[0] !== 0xff) return null;
+      if (data.length < 3) return undefined;
+      const end = 3 + 2 * data.readUInt16BE(1);
+      if (data.length < end) return undefined;
+      return readLegacyAnswer(Buffer.from(data.subarray(3, end)).swap16().toString('utf16le'), performance.now() - startedAt)
+        ?? null;
+    });
+}
+
+/** Where the game listens (server.properties): `server-ip` (loopback when unset or a wildcard) and `server-port`. */
+function gameAddress(properties: Record<string, string>): { address: string; port: number } {
+  const ip = properties['server-ip'] ?? '';
+  const port = /^\d{1,5}$/.test(properties['server-port'] ?? '') ? Number(properties['server-port']) : DEFAULT_GAME_PORT;
+  return {
+    address: ip === '' || ip === '0.0.0.0' || ip === '::' ? '127.0.0.1' : ip,
+    port: port >= 1 && port <= 65_535 ? port : DEFAULT_GAME_PORT,
+  };
+}
+
+/** The game's answer to the Server List Ping within 1 s, the modern one or else the legacy one; null when none. */
+async function pingGame(address: string, port: number): Promise<PingAnswer | null> {
+  const deadline = performance.now() + PING_TIMEOUT_MS;
+  const modern = await pingModern(address, port, deadline);
+  if (modern !== 'legacy') return modern;
+  return performance.now() < deadline ? pingLegacy(address, port, deadline) : null;
+}
+
+// ---- The state ----
+
+interface Readiness {
+  /** GET /api/ping */
+  ping(): Promise<Reply>;
+  /** Whether the running game is ready, and its answer to the ping: at most one ping at a time, answers reused. */
+  check(): Promise<ReadyState>;
+  /** For the events: `server.ready` once per run of the game, pinging on its own while it is watched until then. */
+  detect(publish: Publish): Detector;
+}
+
+/**
+ * Readiness (docs/api.md#get-apiping): the game's own answer on its own port, or with enable-status=false the Done line
+ * of the current run. A ready answer is reused for 5 s, a not-ready one for 1 s; one ping at a time.
+ */
+function createReadiness(config: Readonly<Config>, game: GameFinder, presence: Presence): Readiness {
+  let last: { atMs: number; identity: string | undefined; state: ReadyState } | undefined;
+  let inFlight: Promise<ReadyState> | undefined;
+
+  const look = async (current: GameProcess | undefined): Promise<ReadyState> => {
+    if (current === undefined) return { game: undefined, ready: false };
+    let properties: Record<string, string> = {};
+    try {
+      properties = readServerProperties(config);
+    } catch {
+      // no properties: the game's defaults
+    }
+    // such a game closes every status request: its log says when it is ready
+    if (properties['enable-status'] === 'false') return { game: current, ready: (await presence.read(current)).ready };
+    const { address, port } = gameAddress(properties);
+    const answer = await pingGame(address, port);
+    return answer === null ? { game: current, ready: false } : { game: current, ready: true, answer };
+  };
+
+  const check = (): Promise<ReadyState> => {
+    const current = game.find();
+    const identity = current === undefined ? undefined : gameIdentity(current);
+    if (last !== undefined && last.identity === identity
+      && Date.now() - last.atMs < (last.state.ready ? PING_REUSE_MS : PING_RETRY_MS)) {
+      return Promise.resolve(last.state);
+    }
+    inFlight ??= look(current).then((state) => {
+      last = { atMs: Date.now(), identity, state };
+      return state;
+    }).finally(() => (inFlight = undefined));
+    return inFlight;
+  };
+
+  return {
+    async ping() {
+      const { game: current, ready, answer } = await check();
+      return jsonReply({
+        ok: true, online: current !== undefined, ready,
+        ...answer === undefined ? {} : {
+          latency_ms: Math.round(answer.latencyMs * 10) / 10,
+          ...answer.version === undefined ? {} : { version: answer.version },
+          motd: plainMotd(answer.motd), players: answer.players,
+          ...answer.favicon === undefined ? {} : { favicon: answer.favicon },
+        },
+      });
+    },
+    check,
+    detect(publish) {
+      let announced: string | undefined; // the run whose readiness is known
+      let first = true;
+      return {
+        dir: path.dirname(latestLogPath(config)),
+        look() {
+          const current = game.find();
+          const quiet = first; // the first look takes the starting state: a run ready before it is no news
+          first = false;
+          if (current === undefined || announced === gameIdentity(current)) return;
+          const identity = gameIdentity(current);
+          // not awaited: a ping may take its second, and the other detectors' events must not wait for it
+          void check().then((state) => {
+            if (!state.ready || state.game === undefined || gameIdentity(state.game) !== identity) return;
+            if (announced === identity) return;
+            announced = identity;
+            if (!quiet) publish('server.ready', { pid: current.pid });
+          });
+        },
+      };
+    },
+  };
+}
+
+const PING_ROUTE: RouteAbout = {
+  summary: 'Whether the game is ready, by its own Server List Ping',
+  description: 'online: the Java process runs; ready: the game answered the Server List Ping on its own port '
+    + '(server-ip or loopback, server-port of server.properties) within 1 s, or with enable-status=false logged the '
+    + 'Done line of its current run. With an answer: its latency, version, MOTD (colour codes removed), players and '
+    + 'favicon. One ping at a time; a ready answer is reused for 5 s, a not-ready one for 1 s.',
+  answers: {
+    200: success('Readiness, and the game\'s answer when it gave one.', 'Ping', {
+      ok: true, online: true, ready: true, latency_ms: 0.4, version: { name: '1.21.4', protocol: 769 },
+      motd: 'Gameserver survival — be nice!', players: { online: 2, max: 20 },
+    }),
+    503: BUSY_ANSWER,
+  },
+};
+
+// ==== History: GET /api/players/history ====
+
+const HISTORY_MINUTES = 1_440;
+const MINUTE_MS = 60_000;
+const HISTORY_LOG_MAX_BYTES = 64 * 1024 * 1024; // of latest.log at the first read: before that, nothing is known
+const HISTORY_CHUNK_BYTES = 1024 * 1024;
+const HISTORY_LINE_SLACK_S = 120; // log lines of several threads may be a little out of order
+const HISTORY_FILE = 'players-history.json';
+const RECENT_KEPT = 20;
+
+// What the history and the status page read of a log: presence, and what players do
+const HISTORY_TYPES = new Set<LineMeaning['type']>([
+  ...PRESENCE_TYPES, 'player.chat', 'player.died', 'player.advancement',
+]);
+const HISTORY_HINTS = hintsOf(HISTORY_TYPES);
+
+/** A meaningful line of a log, at its time of day (seconds since midnight, as written). */
+interface DayLine {
+  secondOfDay: number;
+  meaning: LineMeaning;
+}
+
+/** A meaningful line at its time. */
+interface TimedLine {
+  atMs: number;
+  meaning: LineMeaning;
+}
+
+/** What the logs tell of the last day, as GET /status shows it. */
+interface Timeline {
+  counts: Array<number | null>; // most players online in each minute, oldest first
+  fromMs: number; // the first minute
+  recent: TimedLine[]; // the latest joins, leaves, deaths, advancements and chat lines, newest first
+  lastStartMs?: number; // the current (or last) run's start line
+  lastStopMs?: number; // its stop line
+}
+
+interface History {
+  /** GET /api/players/history */
+  history(): Promise<Reply>;
+  timeline(): Promise<Timeline>;
+}
+
+/** The meaningful lines among the whole lines of `data`: only lines holding a hint are decoded. */
+function hintedLines(data: Buffer, end: number, into: DayLine[]): void {
+  forEachHintedLine(data, end, HISTORY_HINTS, (raw) => {
+    const meaning = readLogLine(raw, HISTORY_TYPES);
+    const time = meaning === undefined ? null : /(\d\d):(\d\d):(\d\d)/.exec(parseLogLine(raw)!.time);
+    if (time !== null && meaning !== undefined) {
+      into.push({ secondOfDay: Number(time[1]) * 3600 + Number(time[2]) * 60 + Number(time[3]), meaning });
+    }
+  });
+}
+
+/**
+ * Log lines carry a time of day, not a date: the last line is dated by `lastDay` (the archive's name, or latest.log's
+ * modification), and walking back, a time later than the one after it means the midnight before that one.
+ */
+export function dateLines(lines: readonly DayLine[], lastDay: Date, lastSecondOfDay: number): TimedLine[] {
+  const dated: TimedLine[] = new Array(lines.length);
+  let day = new Date(lastDay.getFullYear(), lastDay.getMonth(), lastDay.getDate());
+  let after = lastSecondOfDay;
+  for (let i = lines.length - 1; i >= 0; i--) {
+    const { secondOfDay, meaning } = lines[i];
+    if (secondOfDay > after + HISTORY_LINE_SLACK_S) day = new Date(day.getFullYear(), day.getMonth(), day.getDate() - 1);
+    after = secondOfDay;
+    dated[i] = { atMs: new Date(day.getFullYear(), day.getMonth(), day.getDate(), 0, 0, secondOfDay).getTime(), meaning };
+  }
+  return dated;
+}
+
+/**
+ * Most players online in each of `minutes` minutes from `fromMs`, replaying the lines oldest first: null before the
+ * first line; after the last, the count then, or 0 when the game no longer runs.
+ */
+export function countByMinute(
+  lines: readonly TimedLine[],
+  fromMs: number,
+  minutes: number,
+  running: boolean,
+): Array<number | null> {
+  const counts: Array<number | null> = new Array(minutes).fill(null);
+  const players = new Set<string>();
+  const first = Math.floor(fromMs / MINUTE_MS);
+  let known = -1; // the minute the counts are filled to, as an absolute minute; -1: nothing known yet
+  const fill = (until: number, count: number): void => {
+    for (let m = Math.max(known + 1, first); m < Math.min(until, first + minutes); m++) counts[m - first] = count;
+  };
+  const atLeast = (minute: number, count: number): void => {
+    const i = minute - first;
+    if (i >= 0 && i < minutes) counts[i] = Math.max(counts[i] ?? 0, count);
+  };
+  for (const { atMs, meaning } of lines) {
+    const minute = Math.floor(atMs / MINUTE_MS);
+    if (known !== -1) fill(minute, players.size);
+    atLeast(minute, players.size);
+    applyMeaning({ players, stopping: false, ready: false }, meaning);
+    atLeast(minute, players.size);
+    known = Math.max(known, minute);
+  }
+  if (known !== -1) {
+    fill(first + minutes, running ? players.size : 0);
+    if (!running) atLeast(known, 0);
+  }
+  return counts;
+}
+
+/**
+ * History (docs/api.md#get-apiplayershistory), rebuilt from the logs: the archives of the last day read once each, and
+ * latest.log's appends alone on each call. With STATE_DIRECTORY the counts are kept there too, once a minute, and stand
+ * where the logs tell less (archives deleted, or a roll beyond the archive bounds).
+ */
+function createHistory(config: Readonly<Config>, game: GameFinder, shared: SharedAnswers): History {
+  const logDir = path.dirname(latestLogPath(config));
+  const archives = new Map<string, { signature: string; lines: TimedLine[] }>();
+  let latest: { dev: number; ino: number; offset: number; lines: DayLine[] } | undefined;
+  const stateFile = config.stateDir === undefined ? undefined : path.join(config.stateDir, HISTORY_FILE);
+  let kept: Map<number, number> | undefined; // minute → count, from the state file
+  let savedMinute = -1;
+  const fault = createFaultLog('keeping the players history');
+
+  const readArchives = async (fromMs: number): Promise<TimedLine[]> => {
+    let names: string[] = [];
+    try {
+      names = fs.readdirSync(logDir).filter((name) => ARCHIVE_NAME.test(name));
+    } catch {
+      // no logs folder: nothing archived
+    }
+    const oldestDay = new Date(fromMs);
+    const firstDay = new Date(oldestDay.getFullYear(), oldestDay.getMonth(), oldestDay.getDate()).getTime();
+    const wanted = names.map((name) => {
+      const [, year, month, day] = ARCHIVE_NAME.exec(name)!;
+      return { name, day: new Date(Number(year), Number(month) - 1, Number(day)), n: Number(/-(\d+)\.log\.gz$/.exec(name)![1]) };
+    }).filter(({ day }) => day.getTime() >= firstDay)
+      .sort((a, b) => b.day.getTime() - a.day.getTime() || b.n - a.n)
+      .slice(0, ARCHIVE_MAX_FILES);
+    const lines: TimedLine[][] = [];
+    let budget = ARCHIVE_MAX_BYTES;
+    for (const { name, day } of wanted) {
+      const file = path.join(logDir, name);
+      const stat = fs.statSync(file, { throwIfNoEntry: false });
+      if (stat === undefined) continue;
+      const signature = `${stat.size}:${stat.mtimeMs}`;
+      let known = archives.get(name);
+      if (known?.signature !== signature) {
+        const text = budget > 0 ? await gunzipFile(file, budget) : undefined;
+        if (text === undefined) break;
+        budget -= text.length;
+        const found: DayLine[] = [];
+        const bytes = Buffer.from(text, 'utf8');
+        hintedLines(bytes, bytes.length, found);
+        known = { signature, lines: dateLines(found, day, 24 * 3600) };
+        archives.set(name, known);
+      }
+      lines.unshift(known.lines);
+    }
+    for (const name of archives.keys()) if (!wanted.some((w) => w.name === name)) archives.delete(name);
+    return lines.flat();
+  };
+
+  /** latest.log's lines, reading what was appended since the last call (the whole file once, up to 64 MiB). */
+  const readLatest = (): TimedLine[] => {
+    let fd: number;
+    let stat: fs.Stats;
+    try {
+      ({ fd, stat } = openRegularFileSync(latestLogPath(config), 'latest.log'));
+    } catch {
+      latest = undefined;
+      return [];
+    }
+    try {
+      if (latest === undefined || latest.dev !== stat.dev || latest.ino !== stat.ino || stat.size < latest.offset) {
+        // a new file (a roll: the old one is an archive now), or one truncated: from the top
+        latest = { dev: stat.dev, ino: stat.ino, offset: Math.max(0, stat.size - HISTORY_LOG_MAX_BYTES), lines: [] };
+        if (latest.offset > 0) {
+          // the first line from there is cut: skip to the next one
+          const probe = Buffer.alloc(LOG_LINE_MAX_BYTES);
+          const read = fs.readSync(fd, probe, 0, probe.length, latest.offset);
+          const lineEnd = probe.subarray(0, read).indexOf(10);
+          latest.offset += lineEnd === -1 ? read : lineEnd + 1;
+        }
+      }
+      const chunk = Buffer.allocUnsafe(HISTORY_CHUNK_BYTES);
+      while (latest.offset < stat.size) {
+        const read = fs.readSync(fd, chunk, 0, Math.min(chunk.length, stat.size - latest.offset), latest.offset);
+        if (read === 0) break;
+        const lastBreak = chunk.subarray(0, read).lastIndexOf(10);
+        if (lastBreak === -1) {
+          // a line longer than a chunk means nothing; a final partial line is read again once it is whole
+          if (read < chunk.length) break;
+          latest.offset += read;
+          continue;
+        }
+        hintedLines(chunk, lastBreak, latest.lines);
+        latest.offset += lastBreak + 1;
+      }
+    } finally {
+      fs.closeSync(fd);
+    }
+    const last = latest.lines[latest.lines.length - 1];
+    if (last === undefined) return [];
+    const modified = stat.mtime;
+    const secondOfDay = modified.getHours() * 3600 + modified.getMinutes() * 60 + modified.getSeconds();
+    return dateLines(latest.lines, modified, secondOfDay);
+  };
+
+  const readKept = (): Map<number, number> => {
+    if (kept !== undefined || stateFile === undefined) return kept ?? new Map();
+    kept = new Map();
+    try {
+      const stored = JSON.parse(readSmallFileSync(stateFile).toString('utf8')) as { from?: unknown; counts?: unknown };
+      const first = Math.floor(Date.parse(String(stored.from)) / MINUTE_MS);
+      if (Number.isFinite(first) && Array.isArray(stored.counts)) {
+        stored.counts.forEach((count, i) => {
+          if (Number.isSafeInteger(count) && count >= 0) kept!.set(first + i, count);
+        });
+      }
+    } catch {
+      // none yet, or unreadable: the logs alone
+    }
+    return kept;
+  };
+
+  const save = (fromMs: number, counts: ReadonlyArray<number | null>): void => {
+    if (stateFile === undefined) return;
+    const minute = Math.floor(Date.now() / MINUTE_MS);
+    if (minute === savedMinute) return;
+    savedMinute = minute;
+    try {
+      // a new file each time, renamed over the last: a crash mid-write leaves the previous minute's whole
+      const temp = `${stateFile}.tmp-${process.pid}`;
+      fs.writeFileSync(temp, JSON.stringify({ step_s: 60, from: new Date(fromMs).toISOString(), counts }), { mode: 0o600 });
+      fs.renameSync(temp, stateFile);
+      fault(undefined);
+    } catch (err) {
+      fault(describeError(err));
+    }
+  };
+
+  const timeline = async (): Promise<Timeline> => {
+    const nowMinute = Math.floor(Date.now() / MINUTE_MS);
+    const fromMs = (nowMinute - HISTORY_MINUTES + 1) * MINUTE_MS;
+    // in time order: an archive's run may be newer than a latest.log that was not written since (a copy put back)
+    const lines = [...await readArchives(fromMs), ...readLatest()]
+      .filter(({ atMs }) => atMs < (nowMinute + 1) * MINUTE_MS).sort((a, b) => a.atMs - b.atMs);
+    const counts = countByMinute(lines, fromMs, HISTORY_MINUTES, game.find() !== undefined);
+    const stored = readKept();
+    const first = Math.floor(fromMs / MINUTE_MS);
+    // what was kept was read from logs that may be gone since: where the logs now tell less, it stands
+    counts.forEach((count, i) => {
+      const keptCount = stored.get(first + i);
+      if (keptCount !== undefined && (count === null || keptCount > count)) counts[i] = keptCount;
+    });
+    for (let i = 0; i < counts.length; i++) if (counts[i] !== null) stored.set(first + i, counts[i]!);
+    for (const minute of stored.keys()) if (minute < first) stored.delete(minute);
+    save(fromMs, counts);
+    const online = new Set<string>();
+    const recent: TimedLine[] = [];
+    let lastStartMs: number | undefined;
+    let lastStopMs: number | undefined;
+    for (const line of lines) {
+      const { meaning } = line;
+      if (meaning.type === 'session.started') {
+        online.clear();
+        lastStartMs = line.atMs;
+        lastStopMs = undefined;
+      } else if (meaning.type === 'server.stopping') lastStopMs ??= line.atMs;
+      // a join is logged twice (the login line, then the broadcast): once is news
+      if (meaning.type === 'player.joined' ? online.has(meaning.player) : meaning.type === 'player.left' && !online.has(meaning.player)) continue;
+      if (meaning.type === 'player.joined') online.add(meaning.player);
+      if (meaning.type === 'player.left') online.delete(meaning.player);
+      if (meaning.type === 'player.chat' && !config.statusPageChat) continue;
+      if (['player.joined', 'player.left', 'player.died', 'player.advancement', 'player.chat'].includes(meaning.type)) {
+        recent.unshift(line);
+        if (recent.length > RECENT_KEPT) recent.pop();
+      }
+    }
+    return { counts, fromMs, recent, lastStartMs, lastStopMs };
+  };
+
+  return {
+    history: () => shared('history', async () => {
+      const { counts, fromMs } = await timeline();
+      return jsonReply({ ok: true, step_s: 60, from: new Date(fromMs).toISOString(), counts });
+    }),
+    timeline,
+  };
+}
+
+const HISTORY_ROUTE: RouteAbout = {
+  summary: 'Players online over the last 24 hours',
+  description: 'One point a minute, 1,440 in all, oldest first, from the first minute `from`: the most players online '
+    + 'at any moment of that minute, by the join and leave lines of latest.log and its archives; null where nothing is '
+    + 'known (before the oldest log). With STATE_DIRECTORY the counts are kept there too and survive the logs.',
+  answers: {
+    200: success('The counts.', 'History', {
+      ok: true, step_s: 60, from: '2026-11-24T12:01:00.000Z', counts: [null, null, 0, 0, 1, 2, 2, 1],
+    }),
+    503: BUSY_ANSWER,
+  },
+};
+
+// ==== The status page: GET /status ====
+
+const HTML_TYPE = 'text/html; charset=utf-8';
+const CHART_HEIGHT = 100; // the chart's viewBox: one unit a minute across, the peak at the top
+const AVATAR_SIZE_PX = 24;
+
+const escapeHtml = (text: string): string => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+
+// The page's own style and script, inline and allowed by their hashes alone (no 'unsafe-inline'): one request
+// draws the page, and nothing reaches it from elsewhere. MOTD colours on a dark plate, as the game's server list shows
+// them, lightened where the game's own would be unreadable (dark blue, black).
+const STATUS_PAGE_STYLE = `
+:root { color-scheme: light dark; --bg: #f7f7f5; --fg: #1c1c1c; --muted: #585858; --card: #fff; --line: #d6d6d2;
+  --accent: #1f6f2b; --up: #1f7a33; --down: #b3261e; --starting: #8a5a00; --plate: #1d1d1d; }
+@media (prefers-color-scheme: dark) { :root { --bg: #121212; --fg: #ececec; --muted: #b4b4b4; --card: #1c1c1c;
+  --line: #3a3a3a; --accent: #7bd88f; --up: #6fd487; --down: #ff8a80; --starting: #ffc266; } }
+* { box-sizing: border-box; }
+body { margin: 0; background: var(--bg); color: var(--fg); font: 16px/1.5 system-ui, sans-serif; }
+.wrap { max-width: 64rem; margin: 0 auto; padding: 0 1rem; }
+header { background: var(--plate); color: #fff; padding: 1.25rem 0; }
+header .wrap { display: flex; gap: 1rem; align-items: center; }
+header img { width: 64px; height: 64px; image-rendering: pixelated; flex: none; }
+h1 { margin: 0; font-size: 1.5rem; line-height: 1.3; white-space: pre-line; overflow-wrap: anywhere; }
+.motd-more { margin: .25rem 0 0; white-space: pre-line; overflow-wrap: anywhere; }
+main { display: grid; gap: 1rem; padding-top: 1rem; padding-bottom: 1rem; }
+@media (min-width: 48rem) { main { grid-template-columns: 1fr 1fr; } .wide { grid-column: 1 / -1; } }
+section { background: var(--card); border: 1px solid var(--line); border-radius: .5rem; padding: 1rem; min-width: 0; }
+h2 { margin: 0 0 .5rem; font-size: 1.125rem; }
+.state { font-size: 1.25rem; font-weight: 600; margin: 0 0 .5rem; display: flex; align-items: center; gap: .5rem; }
+.state::before { content: ""; width: .9rem; height: .9rem; border-radius: 50%; background: currentColor; }
+.state-up { color: var(--up); } .state-down { color: var(--down); } .state-starting, .state-stopping { color: var(--starting); }
+dl { display: grid; grid-template-columns: max-content 1fr; gap: .25rem 1rem; margin: 0; }
+dt { color: var(--muted); } dd { margin: 0; overflow-wrap: anywhere; }
+ul, ol { margin: 0; padding: 0; list-style: none; }
+#players li { display: flex; align-items: center; gap: .5rem; padding: .2rem 0; overflow-wrap: anywhere; }
+#players img { width: ${AVATAR_SIZE_PX}px; height: ${AVATAR_SIZE_PX}px; image-rendering: pixelated; }
+#recent li { padding: .3rem 0; border-top: 1px solid var(--line); overflow-wrap: anywhere; }
+#recent li:first-child { border-top: 0; }
+#recent time, .note { color: var(--muted); font-size: .875rem; margin-right: .5rem; }
+figure { margin: 0; }
+svg { display: block; width: 100%; height: 8rem; background: var(--bg); border-radius: .25rem; }
+.chart-line { fill: none; stroke: var(--accent); stroke-width: 2; vector-effect: non-scaling-stroke; }
+.axis { display: flex; justify-content: space-between; color: var(--muted); font-size: .875rem; }
+footer { color: var(--muted); font-size: .875rem; padding-bottom: 1.5rem; }
+a { color: var(--accent); }
+.visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
+.mc-black { color: #9a9a9a; } .mc-dark_blue { color: #8c8cff; } .mc-dark_green { color: #3cc04c; }
+.mc-dark_aqua { color: #2fc4c4; } .mc-dark_red { color: #ff6b6b; } .mc-dark_purple { color: #d77bff; }
+.mc-gold { color: #ffaa00; } .mc-gray { color: #aaaaaa; } .mc-dark_gray { color: #9a9a9a; } .mc-blue { color: #8c8cff; }
+.mc-green { color: #55ff55; } .mc-aqua { color: #55ffff; } .mc-red { color: #ff5555; } .mc-light_purple { color: #ff55ff; }
+.mc-yellow { color: #ffff55; } .mc-white { color: #ffffff; }
+.mc-b { font-weight: 700; } .mc-i { font-style: italic; } .mc-u { text-decoration: underline; }
+.mc-s { text-decoration: line-through; } .mc-u.mc-s { text-decoration: underline line-through; }
+`;
+
+// Live updates from GET /api/events: every text is set with textContent, never parsed as HTML
+const STATUS_PAGE_SCRIPT = `'use strict';
+(() => {
+  const VERBS = ${JSON.stringify(ADVANCEMENT_VERBS)};
+  const KEPT = ${RECENT_KEPT};
+  const $ = (id) => document.getElementById(id);
+  const main = document.querySelector('main');
+  const chat = main.dataset.chat === 'on';
+  const avatar = main.dataset.avatar || '';
+  const local = (time) => {
+    const at = new Date(time.dateTime);
+    const today = at.toDateString() === new Date().toDateString();
+    time.textContent = today ? at.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' })
+      : at.toLocaleString([], { dateStyle: 'short', timeStyle: 'short' });
+  };
+  document.querySelectorAll('time').forEach(local);
+  const players = new Set([...document.querySelectorAll('#players li')].map((li) => li.dataset.name));
+  const setState = (kind, text) => {
+    $('state').className = 'state state-' + kind;
+    $('state-text').textContent = text;
+    $('announce').textContent = 'The server is now: ' + text;
+  };
+  const showPlayers = () => {
+    const list = $('players');
+    list.replaceChildren();
+    for (const name of [...players].sort()) {
+      const li = document.createElement('li');
+      li.dataset.name = name;
+      if (avatar.includes('{name}')) {
+        const img = document.createElement('img');
+        img.src = avatar.replaceAll('{name}', encodeURIComponent(name));
+        img.alt = '';
+        img.width = img.height = ${AVATAR_SIZE_PX};
+        li.append(img);
+      }
+      li.append(name);
+      list.append(li);
+    }
+    $('online').textContent = String(players.size);
+    $('nobody').hidden = players.size > 0;
+  };
+  const tell = (event, text) => {
+    const li = document.createElement('li');
+    const time = document.createElement('time');
+    time.dateTime = event.time;
+    local(time);
+    li.append(time, text);
+    $('recent').prepend(li);
+    while ($('recent').children.length > KEPT) $('recent').lastElementChild.remove();
+    $('quiet').hidden = true;
+  };
+  let chartAsked = 0;
+  const redrawChart = async () => {
+    if (Date.now() - chartAsked < 10000) return;
+    chartAsked = Date.now();
+    try {
+      const history = await (await fetch('/api/players/history')).json();
+      const peak = Math.max(1, ...history.counts.filter((c) => c !== null));
+      let d = '';
+      let before = null;
+      history.counts.forEach((count, i) => {
+        if (count === null) { before = null; return; }
+        const y = ${CHART_HEIGHT} - (count / peak) * ${CHART_HEIGHT - 4};
+        if (before === null) d += 'M' + i + ' ' + y;
+        else if (count !== before) d += 'V' + y;
+        d += 'H' + (i + 1);
+        before = count;
+      });
+      $('chart-line').setAttribute('d', d);
+      $('chart-peak').textContent = String(peak);
+    } catch {
+      // the next change tries again
+    }
+  };
+  const onEvent = (message) => {
+    let event;
+    try { event = JSON.parse(message.data); } catch { return; }
+    switch (event.type) {
+      case 'server.started': players.clear(); showPlayers(); setState('starting', 'Starting'); break;
+      case 'server.ready': setState('up', 'Up and ready'); break;
+      case 'server.stopping': setState('stopping', 'Stopping'); break;
+      case 'server.stopped': players.clear(); showPlayers(); setState('down', event.crashed ? 'Down (it crashed or was killed)' : 'Down'); break;
+      case 'player.joined': players.add(event.player); showPlayers(); tell(event, event.player + ' joined the game'); void redrawChart(); break;
+      case 'player.left': players.delete(event.player); showPlayers(); tell(event, event.player + ' left the game'); void redrawChart(); break;
+      case 'player.died': tell(event, event.message); break;
+      case 'player.advancement': tell(event, event.player + ' ' + VERBS[event.kind] + ' [' + event.advancement + ']'); break;
+      case 'player.chat': if (chat) tell(event, '<' + event.player + '> ' + event.text); break;
+    }
+  };
+  const listen = () => {
+    const source = new EventSource('/api/events');
+    source.onmessage = onEvent;
+    // a closed stream (the daemon restarting, or its streams all taken) is opened again later
+    source.onerror = () => { if (source.readyState === EventSource.CLOSED) setTimeout(listen, 30000); };
+  };
+  listen();
+})();
+`;
+
+const cspHash = (text: string): string => `'sha256-${createHash('sha256').update(text, 'utf8').digest('base64')}'`;
+const STATUS_PAGE_STYLE_HASH = cspHash(STATUS_PAGE_STYLE);
+const STATUS_PAGE_SCRIPT_HASH = cspHash(STATUS_PAGE_SCRIPT);
+
+/** The page's policy: its own style and script by hash, events and history from itself, images as data or heads. */
+function statusPagePolicy(avatarUrl: string | undefined): string {
+  const avatars = avatarUrl === undefined ? '' : ` ${new URL(avatarUrl.replace(/\{(?:name|uuid)\}/g, 'x')).origin}`;
+  return [
+    "default-src 'none'", `script-src ${STATUS_PAGE_SCRIPT_HASH}`, `style-src ${STATUS_PAGE_STYLE_HASH}`,
+    `img-src data:${avatars}`, "connect-src 'self'", "base-uri 'none'", "form-action 'none'", "frame-ancestors 'none'",
+  ].join('; ');
+}
+
+/** A step line of the counts: one unit a minute across, the peak at the top; a gap where a count is unknown. */
+export function chartPath(counts: ReadonlyArray<number | null>, peak: number): string {
+  let d = '';
+  let before: number | null = null;
+  counts.forEach((count, i) => {
+    if (count === null) {
+      before = null;
+      return;
+    }
+    const y = CHART_HEIGHT - (count / peak) * (CHART_HEIGHT - 4);
+    if (before === null) d += `M${i} ${y}`;
+    else if (count !== before) d += `V${y}`;
+    d += `H${i + 1}`;
+    before = count;
+  });
+  return d;
+}
+
+const motdHtml = (runs: readonly MotdRun[]): string => runs.map(({ text, classes }) =>
+  (classes === '' ? escapeHtml(text) : `<span class="${classes}">${escapeHtml(text)}</span>`)).join('');
+
+/** MOTD runs split at its line break: the name line and the rest. */
+function splitMotd(runs: readonly MotdRun[]): [MotdRun[], MotdRun[]] {
+  const first: MotdRun[] = [];
+  const rest: MotdRun[] = [];
+  for (const run of runs) {
+    const target = rest.length > 0 ? rest : first;
+    const at = run.text.indexOf('\n');
+    if (at === -1 || target === rest) target.push(run);
+    else {
+      first.push({ ...run, text: run.text.slice(0, at) });
+      rest.push({ ...run, text: run.text.slice(at + 1) });
+    }
+  }
+  return [first, rest];
+}
+
+/** `<time>` of an instant: the host's time of day (or date and time when not today); the script shows the visitor's. */
+function timeHtml(atMs: number): string {
+  const at = new Date(atMs);
+  const pad = (n: number): string => String(n).padStart(2, '0');
+  const clockText = `${pad(at.getHours())}:${pad(at.getMinutes())}`;
+  const text = at.toDateString() === new Date().toDateString()
+    ? clockText
+    : `${at.getFullYear()}-${pad(at.getMonth() + 1)}-${pad(at.getDate())} ${clockText}`;
+  return `<time datetime="${at.toISOString()}">${text}</time>`;
+}
+
+/** What a recent line says, as the page and its script write it. */
+function recentText(meaning: LineMeaning): string {
+  switch (meaning.type) {
+    case 'player.joined': return `${meaning.player} joined the game`;
+    case 'player.left': return `${meaning.player} left the game`;
+    case 'player.died': return eventText(meaning.message);
+    case 'player.advancement':
+      return `${meaning.player} ${ADVANCEMENT_VERBS[meaning.kind]} [${eventText(meaning.advancement)}]`;
+    case 'player.chat': return `<${meaning.player}> ${eventText(meaning.text)}`;
+    default: return '';
+  }
+}
+
+interface StatusPage {
+  /** GET /status */
+  render(): Promise<Reply>;
+}
+
+/**
+ * GET /status (docs/api.md#get-status): the page for people, drawn on the server with every text escaped, and kept
+ * live by its small script from GET /api/events.
+ */
+function createStatusPage(
+  config: Readonly<Config>,
+  clock: Clock,
+  presence: Presence,
+  readiness: Readiness,
+  history: History,
+): StatusPage {
+  const policy = statusPagePolicy(config.avatarUrl);
+  const avatarFor = (player: string): string | undefined => {
+    const template = config.avatarUrl;
+    if (template === undefined) return undefined;
+    const uuid = template.includes('{uuid}') ? localUuid(config, player) : '';
+    if (uuid === undefined) return undefined;
+    return template.replace(/\{name\}/g, encodeURIComponent(player)).replace(/\{uuid\}/g, uuid);
+  };
+
+  const render = async (): Promise<Reply> => {
+    const state = await readiness.check();
+    const running = state.game;
+    let properties: Record<string, string> = {};
+    try {
+      properties = readServerProperties(config);
+    } catch {
+      // the game's defaults
+    }
+    let players: string[] = [];
+    let stopping = false;
+    if (running !== undefined) {
+      try {
+        const session = await presence.read(running);
+        players = [...session.players].sort();
+        stopping = session.stopping;
+      } catch {
+        players = [];
+      }
+    }
+    const timeline = await history.timeline();
+    const runs = state.answer?.motd ?? motdRuns(properties.motd ?? 'A Minecraft Server');
+    const [nameLine, more] = splitMotd(runs);
+    const name = plainMotd(nameLine).trim() || 'Minecraft server';
+    const max = state.answer?.players.max ?? Number(properties['max-players'] ?? 20);
+    const version = state.answer?.version?.name || readGameVersion(config) || 'unknown';
+    const [kind, text] = running === undefined ? ['down', 'Down']
+      : stopping ? ['stopping', 'Stopping']
+        : state.ready ? ['up', 'Up and ready'] : ['starting', 'Starting'];
+    let since: string;
+    if (running !== undefined) since = `<dt>Running since</dt><dd>${timeHtml(clock.startedAtMs(running.startTicks))}</dd>`;
+    else if (timeline.lastStopMs !== undefined) since = `<dt>Stopped</dt><dd>${timeHtml(timeline.lastStopMs)}</dd>`;
+    else if (timeline.lastStartMs !== undefined) {
+      const written = fs.statSync(latestLogPath(config), { throwIfNoEntry: false })?.mtimeMs ?? timeline.lastStartMs;
+      since = `<dt>Stopped</dt><dd>without shutting down (a crash, or killed); last log entry ${timeHtml(written)}</dd>`;
+    } else since = '';
+    const known = timeline.counts.filter((count): count is number => count !== null);
+    const peak = Math.max(1, ...known);
+    const peakAt = timeline.counts.indexOf(Math.max(...known, 0));
+    const favicon = state.answer?.favicon;
+    const html = `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="color-scheme" content="light dark">
+<meta name="description" content="${escapeHtml(`Whether ${name} is up, who is playing, and the last 24 hours.`)}">
+<title>${escapeHtml(name)}: server status</title>
+<link rel="icon" href="${favicon ?? 'data:,'}">
+<style>${STATUS_PAGE_STYLE}</style>
+</head>
+<body>
+<header><div class="wrap">${favicon === undefined ? '' : `<img src="${favicon}" alt="" width="64" height="64">`}<div>
+<h1>${motdHtml(nameLine) || escapeHtml(name)}</h1>
+${more.length === 0 ? '' : `<p class="motd-more">${motdHtml(more)}</p>`}
+</div></div></header>
+<main class="wrap" data-chat="${config.statusPageChat ? 'on' : 'off'}" data-avatar="${escapeHtml(config.avatarUrl ?? '')}">
+<section aria-labelledby="server-heading">
+<h2 id="server-heading">Server</h2>
+<p id="state" class="state state-${kind}"><span id="state-text">${text}</span></p>
+<div id="announce" class="visually-hidden" role="status" aria-live="polite"></div>
+<dl>
+<dt>Version</dt><dd>${escapeHtml(version)}</dd>
+<dt>Players</dt><dd><span id="online">${players.length}</span> of <span id="max">${max}</span></dd>
+${since}
+</dl>
+</section>
+<section aria-labelledby="players-heading">
+<h2 id="players-heading">Players online</h2>
+<ul id="players">${players.map((player) => {
+    const head = avatarFor(player);
+    return `<li data-name="${escapeHtml(player)}">${head === undefined ? ''
+      : `<img src="${escapeHtml(head)}" alt="" width="${AVATAR_SIZE_PX}" height="${AVATAR_SIZE_PX}">`}${escapeHtml(player)}</li>`;
+  }).join('')}</ul>
+<p id="nobody"${players.length > 0 ? ' hidden' : ''}>Nobody is online.</p>
+</section>
+<section class="wide" aria-labelledby="chart-heading">
+<h2 id="chart-heading">Players over the last 24 hours</h2>
+<figure>
+<svg viewBox="0 0 ${HISTORY_MINUTES} ${CHART_HEIGHT}" preserveAspectRatio="none" role="img" aria-labelledby="chart-title chart-desc">
+<title id="chart-title">Players online over the last 24 hours, one point a minute</title>
+<desc id="chart-desc">${known.length === 0 ? 'Nothing is known of the last 24 hours.'
+      : `At most ${Math.max(...known)} players at once${peakAt === -1 ? '' : `, last at ${timeHtml(timeline.fromMs + peakAt * MINUTE_MS).replace(/<[^>]*>/g, '')}`}.`}</desc>
+<path id="chart-line" class="chart-line" d="${chartPath(timeline.counts, peak)}"/>
+</svg>
+<figcaption class="axis"><span>24 hours ago</span><span>top: <span id="chart-peak">${peak}</span> players</span><span>now</span></figcaption>
+</figure>
+</section>
+<section class="wide" aria-labelledby="recent-heading">
+<h2 id="recent-heading">Latest activity</h2>
+<ol id="recent">${timeline.recent.map(({ atMs, meaning }) =>
+    `<li>${timeHtml(atMs)}${escapeHtml(recentText(meaning))}</li>`).join('')}</ol>
+<p id="quiet" class="note"${timeline.recent.length > 0 ? ' hidden' : ''}>Nothing happened in the last day.</p>
+</section>
+</main>
+<footer class="wrap"><p>Updates live while this page is open. For programs: <a href="/api/ping">/api/ping</a>, <a href="/api/players/history">/api/players/history</a>.</p></footer>
+<script>${STATUS_PAGE_SCRIPT}</script>
+</body>
+</html>
+`;
+    return { status: 200, body: html, type: HTML_TYPE, headers: { 'Content-Security-Policy': policy, 'Referrer-Policy': 'no-referrer' } };
+  };
+
+  return { render };
+}
+
+const STATUS_PAGE_ROUTE: RouteAbout = {
+  summary: 'The status page, for people',
+  description: 'HTML drawn on the server (name and MOTD in colour, up, starting or down, version, players with their '
+    + 'heads when AVATAR_URL is set, the 24-hour chart, the latest joins, leaves, deaths and advancements, chat with '
+    + 'STATUS_PAGE_CHAT=on), updated live from GET /api/events by its own script. Its Content-Security-Policy allows '
+    + 'nothing from elsewhere but the AVATAR_URL origin\'s images.',
+  answers: {
+    200: success('The page.', { type: 'string' }, '<!doctype html>\n<html lang="en">…</html>\n', HTML_TYPE),
+    503: BUSY_ANSWER,
   },
 };
 
@@ -4386,6 +5557,7 @@ function createMetrics(
   presence: Presence,
   events: Pick<Events, 'streamsOpen' | 'webhookDeliveries'>,
   shared: SharedAnswers,
+  readiness: Pick<Readiness, 'check'>,
 ): Metrics {
   const requests = new Map<string, number>();
   const daemonStartSeconds = clock.startTimeSeconds(
@@ -4466,8 +5638,20 @@ function createMetrics(
     }
     family('minecraft_players_online', 'gauge', 'Players online, from the join and leave lines of latest.log.',
       [[{}, players.length]]);
-    if (Number.isInteger(maxPlayers)) {
-      family('minecraft_players_max', 'gauge', 'max-players of server.properties.', [[{}, maxPlayers]]);
+    // docs/api.md#get-metrics: the game's own answer to the ping wins (a plugin may change its slots), else the file
+    const pinged = running === undefined ? undefined : await readiness.check();
+    const slots = pinged?.answer?.players.max ?? maxPlayers;
+    if (Number.isInteger(slots)) {
+      family('minecraft_players_max', 'gauge',
+        'Player slots: the game\'s answer to the Server List Ping, else max-players of server.properties.',
+        [[{}, slots]]);
+    }
+    family('minecraft_server_ready', 'gauge',
+      'Whether the game answers the Server List Ping, or with enable-status=false logged Done (1) or not (0).',
+      [[{}, pinged?.ready === true ? 1 : 0]]);
+    if (pinged?.answer !== undefined) {
+      family('minecraft_ping_seconds', 'gauge', 'Round trip of the Server List Ping\'s ping packet in seconds.',
+        [[{}, Math.round(pinged.answer.latencyMs * 1000) / 1e6]]);
     }
     family('minecraft_player_online', 'gauge', 'One sample of 1 for each player online.',
       players.map((player): [Record<string, string>, number] => [{ player }, 1]));
@@ -4664,10 +5848,38 @@ const SCHEMAS: Record<string, Schema> = {
     type: 'object', required: ['ok', 'report'], additionalProperties: false,
     properties: { ok: { const: true }, report: { type: 'string' } },
   },
+  Ping: {
+    type: 'object', required: ['ok', 'online', 'ready'], additionalProperties: false,
+    properties: {
+      ok: { const: true }, online: { type: 'boolean' }, ready: { type: 'boolean' },
+      latency_ms: { type: 'number', minimum: 0 },
+      version: {
+        type: 'object', required: ['name', 'protocol'], additionalProperties: false,
+        properties: { name: { type: 'string', maxLength: VERSION_NAME_MAX_CHARS }, protocol: { type: 'integer' } },
+      },
+      motd: { type: 'string', maxLength: MOTD_MAX_CHARS },
+      players: {
+        type: 'object', required: ['online', 'max'], additionalProperties: false,
+        properties: { online: { type: 'integer', minimum: 0 }, max: { type: 'integer', minimum: 0 } },
+      },
+      favicon: { type: 'string', pattern: '^data:image/png;base64,', maxLength: FAVICON_MAX_CHARS },
+    },
+  },
+  History: {
+    type: 'object', required: ['ok', 'step_s', 'from', 'counts'], additionalProperties: false,
+    properties: {
+      ok: { const: true }, step_s: { const: 60 }, from: { type: 'string', format: 'date-time' },
+      counts: {
+        type: 'array', minItems: HISTORY_MINUTES, maxItems: HISTORY_MINUTES,
+        items: { type: ['integer', 'null'], minimum: 0 },
+      },
+    },
+  },
   // the JSON of an event's data line (docs/api.md#get-apievents)
   Event: {
     oneOf: [
       eventSchema('server.started', { pid: { type: 'integer', minimum: 1 } }),
+      eventSchema('server.ready', { pid: { type: 'integer', minimum: 1 } }),
       eventSchema('server.stopping', {}),
       eventSchema('server.stopped', { pid: { type: 'integer', minimum: 1 }, crashed: { type: 'boolean' } }, {
         reason: { type: 'string', maxLength: CRASH_REASON_MAX_CHARS },

@@ -8,15 +8,21 @@
 // `game-ignores-whitelist` makes it neither answer nor apply a whitelist command;
 // `chat-after-reply` holds a chat line (`<Alex> hi`) that a player says right after the next command's reply, once;
 // `lines-after-reply` holds a JSON list of [thread, message] logged right after the next reply, once; while
-// `console-hold` exists, console lines are recorded but wait, as on a lagging server, and run in order once it is gone.
+// `console-hold` exists, console lines are recorded but wait, as on a lagging server, and run in order once it is gone;
+// `game-ping` holding `legacy` makes it answer only the pre-1.7 Server List Ping, as a 1.6 server does.
+// It answers the Server List Ping on server-port of server.properties (127.0.0.1 only) once it has logged Done, and
+// with enable-status=false closes such connections, as vanilla does.
 // An `act-<n>.json` file, a JSON list of actions (GameAction), makes players do things: the game runs the lists in
 // the order of n as soon as they appear, and removes each.
 
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
+import { createServer as createTcpServer } from 'node:net';
+import type { Server as TcpServer, Socket } from 'node:net';
 import { gzipSync } from 'node:zlib';
 
 const MC_VERSION = '1.21.4';
+const MC_PROTOCOL = 769; // 1.21.4's protocol number
 const MAX_PLAYERS = 20;
 const LATEST_LOG = 'logs/latest.log';
 const WHITELIST_FILE = 'whitelist.json';
@@ -68,6 +74,8 @@ interface Game {
   nextEntityId: number;
   stopping: boolean;
   held: string[]; // console lines read and not yet run (console-hold)
+  ready: boolean; // Done was logged: status requests are answered from then on
+  pingListener: TcpServer | null;
 }
 
 // ---- Shared with host.ts ----
@@ -218,6 +226,20 @@ function isOnlineMode(): boolean {
   } catch {
     return true;
   }
+}
+
+/** A value of server.properties, with the escapes the game's own file uses (`\uXXXX`, `\n`, `\!`) undone. */
+function readProperty(name: string): string | undefined {
+  let text: string;
+  try {
+    text = fs.readFileSync('server.properties', 'utf8');
+  } catch {
+    return undefined;
+  }
+  const line = text.split('\n').find((l) => l.startsWith(`${name}=`));
+  return line?.slice(name.length + 1).trimEnd()
+    .replace(/\\u([0-9a-fA-F]{4})|\\(.)/g, (_, hex: string | undefined, c: string) =>
+      (hex ? String.fromCharCode(parseInt(hex, 16)) : ({ n: '\n', t: '\t', r: '\r', f: '\f' } as Record<string, string>)[c] ?? c));
 }
 
 // A hand-edited entry may lack its name: Gson reads it as null.
@@ -373,6 +395,102 @@ function readConsole(game: Game): void {
   process.stdin.on('error', () => stopServer(game, false));   // EIO once the pane's terminal hangs up
 }
 
+// ---- Server List Ping (docs/formats.md#server-list-ping) ----
+
+const PING_MAX_BYTES = 4096; // a client's handshake and requests are a few dozen bytes
+
+function writeVarInt(value: number): Buffer {
+  const bytes: number[] = [];
+  let rest = value >>> 0;
+  do {
+    bytes.push((rest & 0x7f) | (rest > 0x7f ? 0x80 : 0));
+    rest >>>= 7;
+  } while (rest !== 0);
+  return Buffer.from(bytes);
+}
+
+/** A VarInt at `offset`: its value and the offset after it, or null when the bytes end first. */
+function readVarInt(data: Buffer, offset: number): [number, number] | null {
+  let value = 0;
+  for (let i = 0; i < 5; i++) {
+    if (offset + i >= data.length) return null;
+    value |= (data[offset + i] & 0x7f) << (7 * i);
+    if ((data[offset + i] & 0x80) === 0) return [value, offset + i + 1];
+  }
+  throw new Error('VarInt too long');
+}
+
+const frame = (id: number, payload: Buffer): Buffer => {
+  const body = Buffer.concat([writeVarInt(id), payload]);
+  return Buffer.concat([writeVarInt(body.length), body]);
+};
+
+/** The status JSON a vanilla 1.21.4 server sends: version, players with a sample of names, the MOTD as a component. */
+function statusJson(game: Game): string {
+  const online = [...game.online];
+  return JSON.stringify({
+    version: { name: MC_VERSION, protocol: MC_PROTOCOL },
+    players: {
+      max: Number(readProperty('max-players') ?? MAX_PLAYERS), online: online.length,
+      ...online.length === 0 ? {} : { sample: online.slice(0, 12).map((name) => ({ name, id: offlineUuid(name) })) },
+    },
+    description: { text: readProperty('motd') ?? 'A Minecraft Server' },
+    enforcesSecureChat: false,
+  });
+}
+
+/** Pre-1.7 clients send 0xFE 0x01 (and 1.6's plugin message): one 0xFF kick packet of UTF-16BE text answers them. */
+function legacyAnswer(game: Game): Buffer {
+  const text = ['§1', '127', MC_VERSION, readProperty('motd') ?? 'A Minecraft Server', String(game.online.size),
+    readProperty('max-players') ?? String(MAX_PLAYERS)].join('\0');
+  const utf16 = Buffer.from(text, 'utf16le').swap16();
+  const head = Buffer.alloc(3);
+  head[0] = 0xff;
+  head.writeUInt16BE(text.length, 1);
+  return Buffer.concat([head, utf16]);
+}
+
+/** Answers status requests (handshake with next state 1, request, ping) the way the game's network thread does. */
+function answerPings(game: Game, socket: Socket): void {
+  let data = Buffer.alloc(0);
+  let state = 0; // 0: handshake expected, 1: status
+  socket.on('error', () => undefined);
+  socket.on('data', (chunk: Buffer) => {
+    data = Buffer.concat([data, chunk]);
+    if (data.length > PING_MAX_BYTES || !game.ready) return void socket.destroy();
+    if (readProperty('enable-status') === 'false') return void socket.destroy();
+    if (data[0] === 0xfe) {
+      socket.end(legacyAnswer(game));
+      return;
+    }
+    if (controlFile(game, 'game-ping') === 'legacy') return void socket.destroy(); // a 1.6 server reads no such packet
+    for (;;) {
+      const length = readVarInt(data, 0);
+      if (length === null || data.length < length[1] + length[0]) return;
+      const packet = data.subarray(length[1], length[1] + length[0]);
+      data = data.subarray(length[1] + length[0]);
+      const id = readVarInt(packet, 0)![0];
+      if (state === 0 && id === 0x00) state = 1;
+      else if (state === 1 && id === 0x00) {
+        const json = Buffer.from(statusJson(game), 'utf8');
+        socket.write(frame(0x00, Buffer.concat([writeVarInt(json.length), json])));
+      } else if (state === 1 && id === 0x01) {
+        socket.end(frame(0x01, packet.subarray(1, 9)));
+        return;
+      } else return void socket.destroy();
+    }
+  });
+}
+
+function listenForPings(game: Game, port: number): void {
+  const listener = createTcpServer((socket) => answerPings(game, socket));
+  // a port another program holds: the real server logs FAILED TO BIND and stops; the simulation plays on without it
+  listener.on('error', () => writeLog(game, '**** FAILED TO BIND TO PORT!', 'Server thread', 'WARN'));
+  listener.listen(port, '127.0.0.1');
+  listener.unref();
+  game.pingListener = listener;
+}
+
 // ---- Actions ----
 
 /** Runs the action lists that appeared in the control folder, in order. */
@@ -463,7 +581,9 @@ function startServer(game: Game): void {
   writeLog(game, 'Loading properties');
   writeLog(game, 'Default game type: SURVIVAL');
   writeLog(game, 'Generating keypair');
-  writeLog(game, 'Starting Minecraft server on *:25565');
+  const port = readProperty('server-port') ?? '25565';
+  writeLog(game, `Starting Minecraft server on ${readProperty('server-ip') || '*'}:${port}`);
+  listenForPings(game, Number(port));
   writeLog(game, 'Using epoll channel type');
   if (!isOnlineMode()) {
     writeLog(game, '**** SERVER IS RUNNING IN OFFLINE/INSECURE MODE!', 'Server thread', 'WARN');
@@ -476,6 +596,7 @@ function startServer(game: Game): void {
 
 function finishStartup(game: Game, startedMs: number, players: boolean): void {
   writeLog(game, `Done (${((Date.now() - startedMs) / 1000).toFixed(3)}s)! For help, type "help"`);
+  game.ready = true;
   readConsole(game);
   if (game.controlDir !== null) {
     fs.watch(game.controlDir, () => runActionFiles(game));
@@ -498,6 +619,7 @@ function stopServer(game: Game, byCommand: boolean, exitCode = 0): void {
   writeLog(game, "Saving chunks for level 'ServerLevel[world]'/minecraft:the_end");
   writeLog(game, 'ThreadedAnvilChunkStorage (world): All chunks are saved');
   writeLog(game, 'ThreadedAnvilChunkStorage: All dimensions are saved');
+  game.pingListener?.close();
   fs.closeSync(game.logFd);
   process.exit(exitCode);
 }
@@ -524,6 +646,8 @@ export function runGame(options: GameOptions): void {
     nextEntityId: 212,
     stopping: false,
     held: [],
+    ready: false,
+    pingListener: null,
   };
   for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) process.on(signal, () => stopServer(game, false));
   startServer(game);

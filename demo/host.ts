@@ -5,6 +5,8 @@
 
 import { execFile } from 'node:child_process';
 import * as fs from 'node:fs';
+import { createServer as createTcpServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { gzipSync } from 'node:zlib';
@@ -29,6 +31,7 @@ export interface Host {
   servRecord: string;
   reportRecord: string;
   controlDir: string;
+  serverPort: number;       // server-port of server.properties: a free port of its own, where the game answers pings
   daemonEnv(extra?: Record<string, string>): Record<string, string>;
   tmux(...args: string[]): Promise<string>;
   startGame(): Promise<number>;
@@ -134,7 +137,7 @@ function javaDateString(when: Date): string {
 }
 
 // As Properties.store writes it on Java 21: sorted keys, `:` `!` escaped; the motd keeps a pre-1.20 \u escape.
-function serverProperties(onlineMode: boolean): string {
+function serverProperties(onlineMode: boolean, port: number): string {
   const values: Record<string, string> = {
     'accepts-transfers': 'false', 'allow-flight': 'false', 'allow-nether': 'true', 'broadcast-console-to-ops': 'true',
     'broadcast-rcon-to-ops': 'true', 'bug-report-link': '', difficulty: 'easy', 'enable-command-block': 'false',
@@ -149,7 +152,7 @@ function serverProperties(onlineMode: boolean): string {
     'pause-when-empty-seconds': '60', 'player-idle-timeout': '0', 'prevent-proxy-connections': 'false', pvp: 'true',
     'query.port': '25565', 'rate-limit': '0', 'rcon.password': 'rc0n-S3cret-do-not-share', 'rcon.port': '25575',
     'region-file-compression': 'deflate', 'require-resource-pack': 'false', 'resource-pack': '', 'resource-pack-id': '',
-    'resource-pack-prompt': '', 'resource-pack-sha1': '', 'server-ip': '', 'server-port': '25565',
+    'resource-pack-prompt': '', 'resource-pack-sha1': '', 'server-ip': '', 'server-port': String(port),
     'simulation-distance': '10', 'spawn-monsters': 'true', 'spawn-protection': '16', 'sync-chunk-writes': 'true',
     'text-filtering-config': '', 'text-filtering-version': '0', 'use-native-transport': 'true', 'view-distance': '10',
     'white-list': 'true',
@@ -195,10 +198,10 @@ function writeWorld(worldDir: string): void {
   fs.writeFileSync(path.join(worldDir, 'playerdata', `${offlineUuid('Alex')}.dat`), Buffer.alloc(512, 3));
 }
 
-function writeServerDir(serverDir: string, onlineMode: boolean): void {
+function writeServerDir(serverDir: string, onlineMode: boolean, port: number): void {
   const logsDir = path.join(serverDir, 'logs');
   fs.mkdirSync(logsDir, { recursive: true });
-  fs.writeFileSync(path.join(serverDir, 'server.properties'), serverProperties(onlineMode));
+  fs.writeFileSync(path.join(serverDir, 'server.properties'), serverProperties(onlineMode, port));
   fs.writeFileSync(path.join(serverDir, 'eula.txt'), 'eula=true\n');
   const whitelist = WHITELISTED_PLAYERS.map((name) => ({ uuid: offlineUuid(name), name }));
   fs.writeFileSync(path.join(serverDir, 'whitelist.json'), formatWhitelist(whitelist));
@@ -299,8 +302,22 @@ function layout(root: string) {
   };
 }
 
-async function populate(paths: ReturnType<typeof layout>, options: HostOptions): Promise<void> {
-  writeServerDir(paths.serverDir, options.onlineMode ?? false);
+/**
+ * A loopback port nobody listens on now, for the game's server-port: hosts side by side (test groups run at once)
+ * never share one, as two servers on one machine must not.
+ */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createTcpServer().once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as AddressInfo;
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+async function populate(paths: ReturnType<typeof layout>, options: HostOptions, port: number): Promise<void> {
+  writeServerDir(paths.serverDir, options.onlineMode ?? false, port);
   await writeBackups(paths.backupDir, paths.serverDir);
   fs.writeFileSync(paths.snapshotLog, SNAPSHOT_LOG_LINES.map((line) => `${line}\n`).join(''));
   installFakes(paths.binDir, options.players ?? false, options.gameThreads);
@@ -313,9 +330,10 @@ export async function createHost(options: HostOptions = {}): Promise<Host> {
   const made = given ?? fs.mkdtempSync(path.join(os.tmpdir(), 'gameserver-host-'));
   const created = given === undefined || fs.mkdirSync(given, { recursive: true }) !== undefined;
   const root = fs.realpathSync(made);   // the daemon compares /proc/PID/cwd with SERVER_DIR after resolving links
-  const paths = layout(root);
+  const paths = { ...layout(root), serverPort: 0 };
   try {
-    await populate(paths, options);
+    paths.serverPort = await freePort();
+    await populate(paths, options, paths.serverPort);
   } catch (err) {
     if (created) fs.rmSync(root, { recursive: true, force: true });   // never a folder the caller already had
     throw err;
