@@ -612,6 +612,9 @@ interface BridgeFigures {
   chatP50Ms: number;
   chatP99Ms: number;
   chatCpuMs: number; // the daemon's CPU time over the minute of chat
+  streamOnlyCpuMs: number; // a daemon's with one stream open and no webhook, in the same minute
+  followerCpuMs: number; // a minimal follower's, in the same minute
+  posterCpuMs: number; // and one that also POSTs each line
   delivered: number; // chat events the webhook received during that minute
   lines: number;
   sayP50Ms: number;
@@ -623,6 +626,32 @@ interface BridgeFigures {
  * The bridge (docs/performance.md#the-bridge): a daemon with one stream open and the webhook set, 50 players online.
  * A chat line's way to the stream; a minute of a line every 50 ms, and the daemon's CPU time over it; POST /api/say.
  */
+// The yardsticks of following a log, run in the same minute as the daemon: the least a follower can do (fs.watch, read
+// what was appended, split it into lines), and the same that also POSTs each line to the webhook's receiver
+const FOLLOWER_SOURCE = `
+const fs = require('node:fs');
+const http = require('node:http');
+const [file, post] = process.argv.slice(1);
+const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+const fd = fs.openSync(file, 'r');
+const chunk = Buffer.allocUnsafe(1024 * 1024);
+let offset = fs.fstatSync(fd).size;
+let rest = '';
+let lines = 0;
+fs.watch(file, () => {
+  for (let read; (read = fs.readSync(fd, chunk, 0, chunk.length, offset)) > 0; offset += read) {
+    const parts = (rest + chunk.toString('utf8', 0, read)).split('\\n');
+    rest = parts.pop();
+    for (const line of parts) {
+      lines++;
+      if (post) http.request(post, { method: 'POST', agent, headers: { 'Content-Type': 'application/json' } }, (res) => res.resume()).end(JSON.stringify({ line }));
+    }
+  }
+});
+console.log('follower following');
+process.on('SIGINT', () => { console.log('lines ' + lines); process.exit(0); });
+`;
+
 async function benchBridge(): Promise<BridgeFigures> {
   const host = await createHost({ gameThreads: GAME_THREADS });
   hosts.push(host);
@@ -631,7 +660,7 @@ async function benchBridge(): Promise<BridgeFigures> {
   let delivered = 0;
   const receiver = createServer((req, res) => {
     req.resume().on('end', () => {
-      delivered++;
+      if (req.url === '/hook') delivered++; // the daemon's, not the yardstick's
       res.writeHead(204).end();
     });
   });
@@ -669,6 +698,17 @@ async function benchBridge(): Promise<BridgeFigures> {
       await delay(BRIDGE_LATENCY_SPACING_MS);
     }
     await delay(1_000);
+    const receiverUrl = `http://127.0.0.1:${(receiver.address() as { port: number }).port}/follower`;
+    // a second daemon with one stream open and no webhook: what following costs the daemon itself
+    const streamPort = await freePort();
+    const streamOnly = await startProcess('stream-only daemon', [...unitNodeArgs(), 'dist/server.js'], host.daemonEnv({
+      HOST: '127.0.0.1', PORT: String(streamPort), API_KEY: key,
+    }), streamPort, 'gameserver-api ');
+    const streamOnlyEvents = readEvents(streamPort, () => undefined);
+    await delay(1_500); // it has taken the starting state
+    const follower = await startProcess('follower', ['-e', FOLLOWER_SOURCE, logPath, ''], { PATH: process.env.PATH ?? '' }, 0, 'follower following');
+    const poster = await startProcess('poster', ['-e', FOLLOWER_SOURCE, logPath, receiverUrl], { PATH: process.env.PATH ?? '' }, 0, 'follower following');
+    const followersBeforeMs = [readCpuMs(follower.child.pid!), readCpuMs(poster.child.pid!), readCpuMs(streamOnly.child.pid!)];
     const deliveredBefore = delivered;
     const cpuBeforeMs = readCpuMs(daemon.child.pid!);
     const lines = (BRIDGE_SECONDS * 1000) / BRIDGE_LINE_MS;
@@ -678,6 +718,11 @@ async function benchBridge(): Promise<BridgeFigures> {
       await delay(Math.max(0, startMs + (i + 1) * BRIDGE_LINE_MS - performance.now()));
     }
     const chatCpuMs = readCpuMs(daemon.child.pid!) - cpuBeforeMs;
+    const followerCpuMs = readCpuMs(follower.child.pid!) - followersBeforeMs[0];
+    const posterCpuMs = readCpuMs(poster.child.pid!) - followersBeforeMs[1];
+    const streamOnlyCpuMs = readCpuMs(streamOnly.child.pid!) - followersBeforeMs[2];
+    streamOnlyEvents.destroy();
+    await Promise.all([stopProcess(follower), stopProcess(poster), stopProcess(streamOnly)]);
     await delay(1_000);
     const deliveredInMinute = delivered - deliveredBefore;
     stream.destroy();
@@ -691,7 +736,8 @@ async function benchBridge(): Promise<BridgeFigures> {
       else sayFailures++;
     }
     return {
-      chatP50Ms: median(latencies), chatP99Ms: percentile(latencies, 99), chatCpuMs, delivered: deliveredInMinute, lines,
+      chatP50Ms: median(latencies), chatP99Ms: percentile(latencies, 99), chatCpuMs, streamOnlyCpuMs, followerCpuMs, posterCpuMs,
+      delivered: deliveredInMinute, lines,
       sayP50Ms: median(sayMs), sayP99Ms: percentile(sayMs, 99), sayFailures,
     };
   } finally {
@@ -704,11 +750,17 @@ function reportBridge(figures: BridgeFigures): Target[] {
   log(`\n### The bridge: ${BRIDGE_PLAYERS} players online, one stream and the webhook`);
   log(`chat line → stream: median ${fmt(figures.chatP50Ms, 1)} ms, p99 ${fmt(figures.chatP99Ms, 1)} ms (${BRIDGE_LATENCY_SAMPLES} lines ${BRIDGE_LATENCY_SPACING_MS} ms apart)`);
   log(`a line every ${BRIDGE_LINE_MS} ms for ${BRIDGE_SECONDS} s: the daemon used ${figures.chatCpuMs} ms of CPU; the webhook received ${figures.delivered} of ${figures.lines}`);
+  log(`in the same minute a daemon with one stream and no webhook used ${figures.streamOnlyCpuMs} ms, a minimal follower `
+    + `${figures.followerCpuMs} ms, one that also POSTs each line ${figures.posterCpuMs} ms `
+    + `(CPU is counted in ticks of ${CLOCK_TICK_MS} ms)`);
+  const perLine = (ms: number): number => (ms * 1000) / figures.lines;
   log(`POST /api/say: median ${fmt(figures.sayP50Ms, 1)} ms, p99 ${fmt(figures.sayP99Ms, 1)} ms (${SAY_SAMPLES} in a row, ${figures.sayFailures} failed)`);
   const share = figures.chatCpuMs / (BRIDGE_SECONDS * 10);
   return [
     { name: 'chat line → stream (p99)', goal: '< 100 ms', measured: `${fmt(figures.chatP99Ms, 1)} ms (median ${fmt(figures.chatP50Ms, 1)})`, held: figures.chatP99Ms < 100 },
     { name: `${BRIDGE_PLAYERS} players chatting for a minute, stream and webhook`, goal: '< 2 % of a core', measured: `${fmt(share, 2)} % (${figures.chatCpuMs} ms; ${figures.delivered}/${figures.lines} delivered)`, held: share < 2 && figures.delivered === figures.lines },
+    { name: 'CPU a line followed, one stream open, against a minimal follower', goal: '≤ 2 ×', measured: `${fmt(perLine(figures.streamOnlyCpuMs), 0)} µs against ${fmt(perLine(figures.followerCpuMs), 0)} µs: ${fmt(figures.streamOnlyCpuMs / figures.followerCpuMs, 2)} ×`, held: figures.streamOnlyCpuMs <= 2 * figures.followerCpuMs },
+    { name: 'the chat minute, stream and webhook, against a follower that POSTs each line', goal: '≤ 1.15 ×', measured: `${fmt(figures.chatCpuMs / figures.posterCpuMs, 2)} × (${figures.chatCpuMs} / ${figures.posterCpuMs} ms)`, held: figures.chatCpuMs <= 1.15 * figures.posterCpuMs },
     { name: 'POST /api/say round trip (p99)', goal: '< 50 ms', measured: `${fmt(figures.sayP99Ms, 1)} ms (median ${fmt(figures.sayP50Ms, 1)})`, held: figures.sayP99Ms < 50 && figures.sayFailures === 0 },
   ];
 }

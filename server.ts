@@ -1936,8 +1936,8 @@ const FOLLOWED_HINTS = hintsOf(FOLLOWED_TYPES);
 
 /**
  * Calls `visit` with each line of data[0, end) that holds one of `hints`, decoded (a last one without its line end
- * too); no other line is decoded. The hints are found by one search over the bytes seen as latin1 (every hint is ASCII, so a character's
- * index is its byte's). Lines over 4 KiB mean nothing and are skipped.
+ * too); no other line is decoded. The hints are found by one search over the bytes seen as latin1 (every hint is
+ * ASCII, so a character's index is its byte's). Lines over 4 KiB mean nothing and are skipped.
  */
 function forEachHintedLine(data: Buffer, end: number, hints: RegExp, visit: (raw: string) => void): void {
   const text = data.toString('latin1', 0, end);
