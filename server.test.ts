@@ -1117,7 +1117,7 @@ describe('LINE_KINDS: the log grammar', () => {
     [`${P}Removed Kai_2 from the whitelist`, { type: 'whitelist.removed', player: 'Kai_2' }],
     [`${P}Could not add Kai_2 to the whitelist`, { type: 'whitelist.not-added', player: 'Kai_2' }],
     [`${P}Could not remove Kai_2 from the whitelist`, { type: 'whitelist.not-removed', player: 'Kai_2' }],
-    [`${P}That player does not exist`, { type: 'whitelist.no-such-player' }],
+    [`${P}That player does not exist`, { type: 'player.unknown' }],
     [`${P}Player is already whitelisted`, { type: 'whitelist.already-listed' }],
     [`${P}Player is not whitelisted`, { type: 'whitelist.not-listed' }],
     // a verdict is the server thread's alone: never a chat thread's, a plugin's raw text or a chat message
