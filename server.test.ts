@@ -1535,7 +1535,7 @@ describe('docs/n8n: one escape for Discord, the daemon\'s', () => {
   const setValue = (node: N8nNode) => node.parameters.assignments.assignments[0].value as string;
   const replyOf = (node: N8nNode) => node.parameters.responseBody as string;
   const reply = (value: string) => (JSON.parse(value) as { reply: string }).reply;
-  for (const [file, node] of [['chat-bridge.json', 'Answer'], ['chat-command.json', 'Reply'], ['whitelist-request.json', 'Reply']]) {
+  for (const [file, node] of [['chat-bridge.json', 'Answer'], ['chat-command.json', 'Reply'], ['chat-command.json', 'Moderation reply'], ['whitelist-request.json', 'Reply']]) {
     postingPoints.push(
       { file, node, given: 'the daemon\'s error', parameter: replyOf, item: (text) => ({ statusCode: 400, body: { ok: false, error: text } }), posted: reply, escaped: escapeForDiscord },
       { file, node, given: 'the daemon\'s answer', parameter: replyOf, item: (text) => ({ statusCode: 200, body: { ok: true, message: text, output: text.split('\n') } }), posted: reply, escaped: escapeForDiscord },
@@ -5615,9 +5615,9 @@ describe('the compiled daemon', { concurrency: GROUPS_AT_ONCE }, () => {
      * A message through a workflow as n8n runs it: its HTTP Request node's URL and body for the message, sent to the
      * daemon with the key, and the reply its Respond to Webhook node makes of the answer.
      */
-    const relay = async (file: string, message: object) => {
+    const relay = async (file: string, message: object, node?: string) => {
       const workflow = load(file);
-      const [call] = n8nNodes(workflow, 'httpRequest');
+      const call = node === undefined ? n8nNodes(workflow, 'httpRequest')[0] : workflow.nodes.find((n) => n.name === node)!;
       const [trigger] = n8nNodes(workflow, 'webhook');
       const items = { [trigger.name]: { body: message }, Settings: { apiBase: `http://127.0.0.1:${d.port}` } };
       const body = n8nEvaluate(call.parameters.jsonBody, {}, items);
@@ -5649,6 +5649,18 @@ describe('the compiled daemon', { concurrency: GROUPS_AT_ONCE }, () => {
         await assertNothingSentSince(d, host, start);
       });
     }
+
+    test('chat-command.json bans with the reason of !ban Name reason, pardons !pardon Name and kicks !kick Name, replying with the daemon\'s verdict', async () => {
+      const admin = (content: string) => ({ content, author: { username: 'kim' }, roles: ['Minecraft Admin'] });
+      const switchNode = load('chat-command.json').nodes.find((n) => n.name === 'Which moderation command')!;
+      assert.deepEqual(switchNode.parameters.rules.values.map((rule: any) => rule.conditions.conditions[0].rightValue), ['!kick ', '!ban ', '!pardon ']);
+      const banned = await relay('chat-command.json', admin('!ban Mallory_7  Griefing at spawn'), 'POST /api/players/ban');
+      assert.deepEqual([banned.body, banned.res.status, banned.reply], [{ player: 'Mallory_7', reason: 'Griefing at spawn' }, 200, 'Mallory\\_7 banned.']);
+      const pardoned = await relay('chat-command.json', admin('!pardon Mallory_7'), 'POST /api/players/pardon');
+      assert.deepEqual([pardoned.body, pardoned.res.status, pardoned.reply], [{ player: 'Mallory_7' }, 200, 'Mallory\\_7 unbanned.']);
+      const kicked = await relay('chat-command.json', admin('!kick Nobody_Here'), 'POST /api/players/kick');
+      assert.deepEqual([kicked.body, kicked.res.status, kicked.reply], [{ player: 'Nobody_Here' }, 409, 'Nobody\\_Here is not online.']);
+    });
 
     test('chat-bridge.json says a channel message, quotes, backslashes, braces, emoji and line breaks included, as [sender] text to every player', async () => {
       const start = mark();

@@ -3209,15 +3209,19 @@ interface Profile {
   uuid: string;
 }
 
-function isOnlineMode(config: Readonly<Config>): boolean {
-  let properties: Record<string, string> = {};
+/** One setting of server.properties as the game starts with it; undefined (its default) when unset or unreadable. */
+function readGameSetting(config: Readonly<Config>, key: string): string | undefined {
   try {
-    properties = readServerProperties(config);
+    return readServerProperties(config)[key];
   } catch {
-    // Minecraft's default is online mode
+    return undefined;
   }
-  // Minecraft reads the flag with Boolean.valueOf: any value but `true` (in any case, no blanks) is false
-  const onlineMode = properties['online-mode'];
+}
+
+function isOnlineMode(config: Readonly<Config>): boolean {
+  // Minecraft reads the flag with Boolean.valueOf: any value but `true` (in any case, no blanks) is false; unset,
+  // its default is online mode
+  const onlineMode = readGameSetting(config, 'online-mode');
   return onlineMode === undefined || onlineMode.toLowerCase() === 'true';
 }
 
@@ -3423,13 +3427,7 @@ export function formatBanDate(when: Date): string {
 
 /** The level a new operator gets: op-permission-level of server.properties as the game reads it, 4 when unset. */
 function opLevel(config: Readonly<Config>): number {
-  let properties: Record<string, string> = {};
-  try {
-    properties = readServerProperties(config);
-  } catch {
-    // no server.properties: the game's default
-  }
-  const level = properties['op-permission-level'];
+  const level = readGameSetting(config, 'op-permission-level');
   return level !== undefined && /^[0-4]$/.test(level.trim()) ? Number(level.trim()) : DEFAULT_OP_LEVEL;
 }
 
