@@ -6260,7 +6260,7 @@ describe('the compiled daemon', { concurrency: GROUPS_AT_ONCE }, () => {
       const routes = index.json.endpoints.map((e: { method: string; route: string }) => `${e.method} ${e.route}`);
       const curls = out.split('\n').filter((line) => line.startsWith('curl '))
         .map((line) => `${/ -X (\S+)/.exec(line)?.[1] ?? 'GET'} ${new URL(/http:\/\/[^\s']+/.exec(line)?.[0] ?? 'http://x/').pathname}`);
-      assert.equal(routes.length, 21);
+      assert.equal(routes.length, 28);
       assert.deepEqual(curls, routes);
       const status = await request(port, 'GET', '/api/status');
       assert.deepEqual([status.status, status.json.ok], [200, true]);
