@@ -26,7 +26,8 @@ import { createHost, unitNodeArgs, type Host, type HostOptions } from './demo/ho
 import {
   ConfigError, HttpError, backupType, checkHttpInternals, createLagSummary, describeEvent, escapeForDiscord, formatLabels, formatMemory, formatSize, formatUptime, isConsoleReply, isInteractiveShell, isSettled,
   LINE_KINDS, maskAddresses, offlineUuid, openApiDocument, parseLines, parseLogLine, parsePaneList, parseProperties, readLogLine, readTail,
-  readConfig, redactProperties, scanPresence, tellrawLine, validateCommand, validatePlayer, validateSay,
+  readConfig, redactProperties, scanPresence, tellrawLine, validateCommand, validatePlayer, validateReason, validateSay,
+  formatBanDate,
 } from './server';
 import { chartPath, countByMinute, dateLines, motdRuns, readLegacyAnswer } from './server';
 import type { GameAction } from './demo/game';
@@ -53,6 +54,9 @@ const MSG = {
   backupRunning: 'A backup is already running.',
   consolePrefix: 'The game console is not available: ',
   lookupFailed: 'The profile lookup failed; nothing was changed.',
+  reasonType: 'reason must be a string when given.',
+  reasonLength: 'reason must be 1 to 256 characters long.',
+  reasonChars: 'reason must not contain ; & | ` $ ( ) { } [ ] < > \\ or control characters.',
 };
 const FORBIDDEN = [';', '&', '|', '`', '$', '(', ')', '{', '}', '[', ']', '<', '>', '\\'];
 const CONTROL = ['\n', '\r', '\t', '\0', '\x1b', '\x7f', '\u0080', '\u0085', '\u009b', '\u009f'];   // C0, DEL and C1
@@ -878,6 +882,29 @@ describe('validatePlayer()', () => {
   }
 });
 
+describe('validateReason() (docs/api.md#post-apiplayerskick-ban-pardon-op-deop)', () => {
+  const reasonSchema = API_DOCUMENT.paths['/api/players/ban'].post.requestBody.content['application/json'].schema.properties.reason;
+  const accepts = (value: unknown) => { try { validateReason(value); return true; } catch { return false; } };
+  for (const value of ['Griefing', 'x', 'x'.repeat(256), '😀'.repeat(256), 'x'.repeat(257), '', 'spam é ✓', ...FORBIDDEN.map((c) => `a${c}b`), ...CONTROL.map((c) => `a${c}b`), 'a\ud800']) {
+    test(`validateReason() accepts ${JSON.stringify(value.slice(0, 20))} exactly when the description's reason schema does`, () => {
+      assert.equal(accepts(value), schemaErrors(value, reasonSchema).length === 0);
+    });
+  }
+  for (const [value, error] of [['', MSG.reasonLength], ['x'.repeat(257), MSG.reasonLength], ['a;b', MSG.reasonChars], ['a\nb', MSG.reasonChars], ['a\u0085b', MSG.reasonChars], [7, MSG.reasonType], [null, MSG.reasonType]] as const) {
+    test(`validateReason() refuses ${JSON.stringify(value)} with 400 "${error}"`, () => assert.throws(() => validateReason(value), throwsHttp(400, error)));
+  }
+  test('validateReason() takes no reason as none', () => assert.equal(validateReason(undefined), undefined));
+});
+
+describe('formatBanDate()', () => {
+  test('formatBanDate() writes yyyy-MM-dd HH:mm:ss Z in local time, as the game writes a ban\'s created', () => {
+    const when = new Date(2026, 10, 27, 9, 5, 3);
+    const offset = -when.getTimezoneOffset();
+    const zone = `${offset < 0 ? '-' : '+'}${String(Math.floor(Math.abs(offset) / 60)).padStart(2, '0')}${String(Math.abs(offset) % 60).padStart(2, '0')}`;
+    assert.equal(formatBanDate(when), `2026-11-27 09:05:03 ${zone}`);
+  });
+});
+
 describe('parseProperties()', () => {
   const rows: Array<[string, string | Buffer, Record<string, string>]> = [
     ['skips # and ! comments and blank lines', '#Minecraft server properties\n#Sat Mar 08 14:22:51 UTC 2025\n\n! bang\n   # indented\nmotd=A Minecraft Server\n', { motd: 'A Minecraft Server' }],
@@ -1123,9 +1150,24 @@ describe('LINE_KINDS: the log grammar', () => {
     [`${P}Removed Kai_2 from the whitelist`, { type: 'whitelist.removed', player: 'Kai_2' }],
     [`${P}Could not add Kai_2 to the whitelist`, { type: 'whitelist.not-added', player: 'Kai_2' }],
     [`${P}Could not remove Kai_2 from the whitelist`, { type: 'whitelist.not-removed', player: 'Kai_2' }],
-    [`${P}That player does not exist`, { type: 'whitelist.no-such-player' }],
+    [`${P}That player does not exist`, { type: 'player.unknown' }],
     [`${P}Player is already whitelisted`, { type: 'whitelist.already-listed' }],
     [`${P}Player is not whitelisted`, { type: 'whitelist.not-listed' }],
+    // moderation replies, 1.13+ then 1.8-1.12 (docs/formats.md#moderation-replies)
+    [`${P}Kicked Alex: Griefing: again`, { type: 'kick.done', player: 'Alex' }],
+    [`${P}Kicked Alex from the game`, { type: 'kick.done', player: 'Alex' }],
+    [`${P}Kicked Alex from the game: 'Griefing'`, { type: 'kick.done', player: 'Alex' }],
+    [`${P}That player cannot be found`, { type: 'kick.no-player' }],
+    [`${P}Player 'Alex' cannot be found`, { type: 'kick.not-found', player: 'Alex' }],
+    [`${P}Banned player: Banned by an operator.`, { type: 'ban.added', player: 'player' }],
+    [`${P}Banned player Alex`, { type: 'ban.added', player: 'Alex' }],
+    [`${P}Unbanned player`, { type: 'ban.removed', player: 'player' }],
+    [`${P}Unbanned player Alex`, { type: 'ban.removed', player: 'Alex' }],
+    [`${P}Made Alex no longer a server operator`, { type: 'op.removed', player: 'Alex' }],
+    [`${P}Made [Staff] Alex a server operator`, undefined],
+    ['[12:00:00] [Async Chat Thread - #2/INFO]: Banned Alex: x', undefined],
+    [`${P}<Mallory> Banned Alex: x`, { type: 'player.chat', player: 'Mallory', text: 'Banned Alex: x' }],
+    [`${P}[Mallory: Banned Alex: x]`, undefined],
     // a verdict is the server thread's alone: never a chat thread's, a plugin's raw text or a chat message
     ['[12:00:00] [Async Chat Thread - #2/INFO]: Added Nobody789 to the whitelist', undefined],
     ['Added Nobody789 to the whitelist', undefined],
@@ -1485,6 +1527,8 @@ describe('docs/n8n: the relay\'s workflows as files', () => {
     assert.equal(lineOf({ type: 'server.stopped', pid: 7, crashed: true, reason: 'Exception in server tick loop' }), 'The server crashed: Exception in server tick loop');
     assert.equal(lineOf({ type: 'backup.finished', backup: { name: 'snapshot_1.tar.gz', size: '1.50 KB' } }), 'Backup finished: snapshot\\_1.tar.gz \\(1.50 KB\\)');
     assert.equal(lineOf({ type: 'whitelist.changed', added: ['Kai_2'], removed: ['Bob', 'Zoe'] }), 'Whitelist: added Kai\\_2; removed Bob, Zoe');
+    assert.equal(lineOf({ type: 'bans.changed', added: ['Mallory_X'], removed: [] }), 'Bans: added Mallory\\_X');
+    assert.equal(lineOf({ type: 'ops.changed', added: [], removed: ['Kai_2'] }), 'Operators: removed Kai\\_2');
   });
 });
 
@@ -1497,7 +1541,7 @@ describe('docs/n8n: one escape for Discord, the daemon\'s', () => {
   const setValue = (node: N8nNode) => node.parameters.assignments.assignments[0].value as string;
   const replyOf = (node: N8nNode) => node.parameters.responseBody as string;
   const reply = (value: string) => (JSON.parse(value) as { reply: string }).reply;
-  for (const [file, node] of [['chat-bridge.json', 'Answer'], ['chat-command.json', 'Reply'], ['whitelist-request.json', 'Reply']]) {
+  for (const [file, node] of [['chat-bridge.json', 'Answer'], ['chat-command.json', 'Reply'], ['chat-command.json', 'Moderation reply'], ['whitelist-request.json', 'Reply']]) {
     postingPoints.push(
       { file, node, given: 'the daemon\'s error', parameter: replyOf, item: (text) => ({ statusCode: 400, body: { ok: false, error: text } }), posted: reply, escaped: escapeForDiscord },
       { file, node, given: 'the daemon\'s answer', parameter: replyOf, item: (text) => ({ statusCode: 200, body: { ok: true, message: text, output: text.split('\n') } }), posted: reply, escaped: escapeForDiscord },
@@ -1620,6 +1664,8 @@ describe('describeEvent()', () => {
     [{ type: 'player.left', player: '.Bramble_Crest' }, '.Bramble\\_Crest left the game.'],
     [{ type: 'whitelist.changed', added: ['Alex', 'Kai_2'], removed: [] }, 'Whitelist: added Alex, Kai\\_2.'],
     [{ type: 'whitelist.changed', added: [], removed: ['@everyone'] }, 'Whitelist: removed @\u200beveryone.'],
+    [{ type: 'bans.changed', added: ['Mallory_X'], removed: ['Alex'] }, 'Bans: added Mallory\\_X; removed Alex.'],
+    [{ type: 'ops.changed', added: [], removed: ['Kai_2'] }, 'Operators: removed Kai\\_2.'],
     [{ type: 'backup.finished', backup: { name: 'snapshot_1.tar.gz', size: '1.50 KB' } }, 'Backup finished: snapshot\\_1.tar.gz (1.50 KB).'],
     [{ type: 'player.chat', player: 'Alex', text: 'hi' }, '\\<Alex\\> hi'],
     [{ type: 'player.died', player: 'Alex', message: 'Alex was slain by Zombie' }, 'Alex was slain by Zombie'],
@@ -4974,6 +5020,281 @@ describe('the compiled daemon', { concurrency: GROUPS_AT_ONCE }, () => {
     });
   });
 
+  // ---- Moderation (docs/api.md#post-apiplayerskick-ban-pardon-op-deop) ----
+
+  describe('POST /api/players/kick|ban|pardon|op|deop wait for the running game\'s verdict', { concurrency: 1 }, () => {
+    const { defer, host, d } = group({ host: { onlineMode: true }, game: true });   // only names in usercache.json exist for this game
+    const bans = () => serverFile(host, 'banned-players.json');
+    const ops = () => serverFile(host, 'ops.json');
+    const stored = (file: string) => (fs.existsSync(file) ? JSON.parse(fs.readFileSync(file, 'utf8')) as Array<Record<string, unknown>> : []);
+    const names = (file: string) => stored(file).map((e) => e.name);
+    const mark = () => consoleBytes(host).length;
+    const post = (action: string, body: object) => d.post(`/api/players/${action}`, body, { key: KEY });
+    const latest = () => fs.readFileSync(serverFile(host, 'logs/latest.log'), 'utf8');
+    const online = async (player: string) => {
+      act(host, { do: 'join', player });
+      await waitFor(async () => ((await d.get('/api/players/online')).json.players as string[]).includes(player));
+    };
+
+    for (const era of ['1.21', '1.12', '1.8']) {
+      test(`POST /api/players/ban, pardon, op and deop answer 200 once the ${era} game confirms, naming the player as sent, and the files hold the game's entries`, async (t) => {
+        control(host, 'game-era', era === '1.21' ? null : era);
+        t.after(() => control(host, 'game-era', null));
+        const start = mark();
+        assertReply(await post('ban', { player: 'kai_2', reason: 'Spam bot' }), 200, { ok: true, message: 'kai_2 banned.' });
+        const ban = stored(bans()).find((e) => e.name === 'Kai_2');
+        assert.deepEqual(Object.keys(ban ?? {}), ['uuid', 'name', 'created', 'source', 'expires', 'reason']);
+        assert.deepEqual([ban!.uuid, ban!.source, ban!.expires, ban!.reason], [offlineUuid('Kai_2'), 'Server', 'forever', 'Spam bot']);
+        assertReply(await post('pardon', { player: 'KAI_2' }), 200, { ok: true, message: 'KAI_2 unbanned.' });
+        assert.ok(!names(bans()).includes('Kai_2'));
+        assertReply(await post('op', { player: 'kai_2' }), 200, { ok: true, message: 'kai_2 is now an operator.' });
+        assert.deepEqual(stored(ops()).find((e) => e.name === 'Kai_2'), { uuid: offlineUuid('Kai_2'), name: 'Kai_2', level: 4, bypassesPlayerLimit: false });
+        assertReply(await post('deop', { player: 'Kai_2' }), 200, { ok: true, message: 'Kai_2 is no longer an operator.' });
+        assert.ok(!names(ops()).includes('Kai_2'));
+        assert.equal(await consoleSince(host, start, 'ban kai_2 Spam bot\npardon KAI_2\nop kai_2\ndeop Kai_2\n'), 'ban kai_2 Spam bot\npardon KAI_2\nop kai_2\ndeop Kai_2\n');
+      });
+
+      test(`POST /api/players/kick answers 200 once the ${era} game says so and the player left, in whichever order it logs them`, async (t) => {
+        control(host, 'game-era', era === '1.21' ? null : era);
+        t.after(() => control(host, 'game-era', null));
+        await online('Kai_2');
+        const start = mark();
+        assertReply(await post('kick', { player: 'kai_2', reason: 'Take a break' }), 200, { ok: true, message: 'kai_2 was kicked.' });
+        assert.equal(await consoleSince(host, start, 'kick kai_2 Take a break\n'), 'kick kai_2 Take a break\n');
+        const reply = era === '1.21' ? 'Kicked Kai_2: Take a break' : 'Kicked Kai_2 from the game: \'Take a break\'';
+        const log = latest();
+        const [replyAt, leftAt] = [log.lastIndexOf(`]: ${reply}\n`), log.lastIndexOf(']: Kai_2 left the game\n')];
+        assert.ok(replyAt > 0 && leftAt > 0);
+        assert.equal(leftAt < replyAt, era === '1.21', 'the leave lines come before the reply on 1.13+ and after it on 1.8-1.12');
+      });
+
+      test(`POST /api/players/kick answers 409 "is not online" when the ${era} game finds no such player online`, async (t) => {
+        control(host, 'game-era', era === '1.21' ? null : era);
+        t.after(() => control(host, 'game-era', null));
+        assertReply(await post('kick', { player: 'Steve' }), 409, { ok: false, error: 'Steve is not online.' });
+      });
+    }
+
+    for (const era of ['1.21', '1.12']) {
+      for (const action of ['ban', 'op']) {
+        test(`POST /api/players/${action} answers 404 when the ${era} game says the account does not exist, and nothing changes`, async (t) => {
+          control(host, 'game-era', era === '1.21' ? null : era);
+          t.after(() => control(host, 'game-era', null));
+          const file = action === 'ban' ? bans() : ops();
+          const before = stored(file);
+          assertReply(await post(action, { player: 'Nobody_Here' }), 404, { ok: false, error: 'Nobody_Here is not a Minecraft account.' });
+          assert.deepEqual(stored(file), before);
+        });
+      }
+    }
+
+    for (const [action, player, message] of [['ban', 'griefer_1', 'griefer_1 is already banned.'], ['pardon', 'Steve', 'Steve is not banned.'], ['op', 'Alex', 'Alex is already an operator.'], ['deop', 'Steve', 'Steve is not an operator.']]) {
+      test(`POST /api/players/${action} answers "${message}" from the file and sends nothing`, async () => {
+        fs.writeFileSync(ops(), gson([{ uuid: offlineUuid('Alex'), name: 'Alex', level: 4, bypassesPlayerLimit: false }]));
+        const start = mark();
+        assertReply(await post(action, { player }), 200, { ok: true, message });
+        await assertNothingSentSince(d, host, start);
+      });
+    }
+
+    // the game's list in memory lacks an entry the file has (written while it ran, not reloaded): 1.12 finds none by that name
+    test('POST /api/players/pardon answers "not banned" when the 1.12 game cannot unban a name it has no ban for', async (t) => {
+      control(host, 'game-era', '1.12');
+      control(host, 'game-ignores-pardon', '');
+      control(host, 'lines-after-reply', JSON.stringify([['Server thread', 'Could not unban player Spammer_2']]));
+      t.after(() => { control(host, 'game-era', null); control(host, 'game-ignores-pardon', null); });
+      assertReply(await post('pardon', { player: 'Spammer_2' }), 200, { ok: true, message: 'Spammer_2 is not banned.' });
+      assert.ok(names(bans()).includes('Spammer_2'));
+    });
+
+    test('POST /api/players/ban takes no verdict from a chat line, an op\'s echo, an Async Chat Thread line or a line without the log\'s prefix', async () => {
+      const before = fs.readFileSync(bans());
+      const start = mark();
+      const release = holdConsole(host, defer);
+      const pending = post('ban', { player: 'Nobody789' });
+      await waitFor(() => consoleBytes(host).subarray(start).includes('ban Nobody789\n'));
+      fs.appendFileSync(serverFile(host, 'logs/latest.log'), [
+        `${P}<Mallory> Banned Nobody789: x`, `${P}[Mallory: Banned Nobody789: x]`, '[12:00:00] [Async Chat Thread - #2/INFO]: Banned Nobody789: x',
+        'Banned Nobody789: x', '[12:00:00] [Async Chat Thread - #2/INFO]: Nothing changed. The player is already banned',
+      ].map((line) => `${line}\n`).join(''));
+      release();
+      assertReply(await pending, 404, { ok: false, error: 'Nobody789 is not a Minecraft account.' });
+      assert.deepEqual(fs.readFileSync(bans()), before);
+    });
+
+    test('POST /api/players/kick takes no verdict from a chat line: a player who is not online is not kicked', async () => {
+      const start = mark();
+      const release = holdConsole(host, defer);
+      const pending = post('kick', { player: 'Steve' });
+      await waitFor(() => consoleBytes(host).subarray(start).includes('kick Steve\n'));
+      fs.appendFileSync(serverFile(host, 'logs/latest.log'), `${P}<Mallory> Kicked Steve: x\n${P}<Mallory> Steve left the game\n`);
+      release();
+      assertReply(await pending, 409, { ok: false, error: 'Steve is not online.' });
+    });
+
+    for (const action of ['ban', 'kick']) {
+      test(`POST /api/players/${action} answers 202 when the game neither answers nor changes anything within 5 s`, async (t) => {
+        control(host, `game-ignores-${action}`, '');
+        t.after(() => control(host, `game-ignores-${action}`, null));
+        if (action === 'kick') await online('Kai_2');
+        const before = fs.readFileSync(bans());
+        assertReply(await post(action, { player: 'Kai_2' }), 202, { ok: true, message: `Kai_2: ${action} sent; the game server has not confirmed it yet.` });
+        assert.deepEqual(fs.readFileSync(bans()), before);
+        if (action === 'kick') act(host, { do: 'leave', player: 'Kai_2' });
+      });
+    }
+
+    for (const action of ['kick', 'ban', 'pardon', 'op', 'deop']) {
+      for (const [player, error] of [['bad name', MSG.playerPattern], ['x'.repeat(17), MSG.playerPattern], ['a;b', MSG.playerPattern], [undefined, MSG.playerRequired]] as const) {
+        test(`POST /api/players/${action} refuses player ${JSON.stringify(player) ?? 'missing'} with 400 and sends nothing`, async () => {
+          const start = mark();
+          assertReply(await post(action, player === undefined ? {} : { player }), 400, { ok: false, error });
+          await assertNothingSentSince(d, host, start);
+        });
+      }
+    }
+
+    for (const action of ['kick', 'ban']) {
+      for (const [reason, error] of [['', MSG.reasonLength], ['x'.repeat(257), MSG.reasonLength], ['a;say x', MSG.reasonChars], ['line\nbreak', MSG.reasonChars], [7, MSG.reasonType]] as const) {
+        test(`POST /api/players/${action} refuses reason ${JSON.stringify(reason).slice(0, 20)} with 400 and sends nothing`, async () => {
+          const start = mark();
+          assertReply(await post(action, { player: 'Kai_2', reason }), 400, { ok: false, error });
+          await assertNothingSentSince(d, host, start);
+        });
+      }
+    }
+  });
+
+  describe('POST /api/players/ban|pardon|op|deop|kick while the game server is stopped', { concurrency: 1 }, () => {
+    const { host, d } = group({
+      host: { onlineMode: false },
+      arrange: (host) => fs.writeFileSync(serverFile(host, 'server.properties'), 'online-mode=false\nop-permission-level=2\n'),
+    });
+    const bans = () => serverFile(host, 'banned-players.json');
+    const ops = () => serverFile(host, 'ops.json');
+    const stored = (file: string) => JSON.parse(fs.readFileSync(file, 'utf8')) as Array<Record<string, unknown>>;
+    const post = (action: string, body: object) => d.post(`/api/players/${action}`, body, { key: KEY });
+    const leftovers = () => fs.readdirSync(host.serverDir).filter((n) => n.includes('.json.tmp'));
+
+    test('POST /api/players/ban writes the game\'s entry atomically, keeping every other entry, the mode and the layout', async () => {
+      fs.chmodSync(bans(), 0o640);
+      const before = stored(bans());
+      assertReply(await post('ban', { player: 'Steve' }), 200, { ok: true, message: 'Steve banned.' });
+      assertReply(await post('ban', { player: 'Zed_9', reason: 'Spamming the chat' }), 200, { ok: true, message: 'Zed_9 banned.' });
+      const after = stored(bans());
+      assert.deepEqual(after.slice(0, before.length), before);
+      const [steve, zed] = after.slice(before.length);
+      assert.deepEqual({ ...steve, created: '' }, { uuid: offlineUuid('Steve'), name: 'Steve', created: '', source: 'Server', expires: 'forever', reason: 'Banned by an operator.' });
+      assert.match(steve.created as string, /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d [+-]\d{4}$/);
+      assert.equal(zed.reason, 'Spamming the chat');
+      assert.equal(fs.readFileSync(bans(), 'utf8'), gson(after));
+      assert.equal(fs.statSync(bans()).mode & 0o777, 0o640);
+      assert.deepEqual(leftovers(), []);
+    });
+
+    test('POST /api/players/pardon removes the entry in any letter case and keeps every other entry', async () => {
+      const before = stored(bans());
+      assertReply(await post('pardon', { player: 'griefer_1' }), 200, { ok: true, message: 'griefer_1 unbanned.' });
+      assert.deepEqual(stored(bans()), before.filter((e) => e.name !== 'Griefer_1'));
+    });
+
+    test('POST /api/players/op creates ops.json with the game\'s entry, its level from op-permission-level, and deop empties it', async () => {
+      fs.rmSync(ops(), { force: true });
+      assertReply(await post('op', { player: 'alex' }), 200, { ok: true, message: 'alex is now an operator.' });
+      assert.equal(fs.readFileSync(ops(), 'utf8'), gson([{ uuid: offlineUuid('alex'), name: 'alex', level: 2, bypassesPlayerLimit: false }]));
+      assertReply(await post('op', { player: 'ALEX' }), 200, { ok: true, message: 'ALEX is already an operator.' });
+      assertReply(await post('deop', { player: 'Alex' }), 200, { ok: true, message: 'Alex is no longer an operator.' });
+      assert.equal(fs.readFileSync(ops(), 'utf8'), '[]');
+      assert.deepEqual(leftovers(), []);
+    });
+
+    test('POST /api/players/kick answers 409 "Game server is not running." and writes nothing', async () => {
+      const before = fs.readFileSync(bans());
+      assertReply(await post('kick', { player: 'Alex' }), 409, { ok: false, error: MSG.notRunning });
+      assert.deepEqual(fs.readFileSync(bans()), before);
+    });
+
+    for (const [label, content, error] of [['is not valid JSON', '[{"uuid":', 'banned-players.json is not valid JSON.'], ['is not an array', '{}', 'banned-players.json is not a JSON array of entries.']]) {
+      test(`POST /api/players/ban answers 500 when banned-players.json ${label}, and leaves its bytes as they were`, async () => {
+        const saved = fs.readFileSync(bans());
+        fs.writeFileSync(bans(), content);
+        try {
+          assertReply(await post('ban', { player: 'Steve' }), 500, { ok: false, error });
+          assert.equal(fs.readFileSync(bans(), 'utf8'), content);
+        } finally {
+          fs.writeFileSync(bans(), saved);
+        }
+      });
+    }
+  });
+
+  describe('POST /api/players/ban and op while the game server is stopped, online-mode=true: the profile lookup', { concurrency: 1 }, () => {
+    const { host, d } = group({ host: { onlineMode: true } });
+    const bans = () => serverFile(host, 'banned-players.json');
+
+    test('POST /api/players/ban takes UUID and letter case from PROFILE_LOOKUP_URL', async () => {
+      const lookups = lookupsOf(host).length;
+      assertReply(await d.post('/api/players/ban', { player: 'technoblade' }, { key: KEY }), 200, { ok: true, message: 'technoblade banned.' });
+      assert.deepEqual(lookupsOf(host).slice(lookups), ['/technoblade']);
+      const entry = (JSON.parse(fs.readFileSync(bans(), 'utf8')) as Array<Record<string, unknown>>).at(-1)!;
+      assert.deepEqual([entry.uuid, entry.name], ['b876ec32-e396-476b-a115-8438d83c67d4', 'Technoblade']);
+    });
+
+    for (const [action, player, error] of [['ban', 'Nobody_Here', 'No Minecraft account is named Nobody_Here.'], ['op', 'Server_Error', MSG.lookupFailed]]) {
+      test(`POST /api/players/${action} answers 502 and writes nothing when the lookup of ${player} fails`, async () => {
+        const before = fs.readFileSync(bans());
+        assertReply(await d.post(`/api/players/${action}`, { player }, { key: KEY }), 502, { ok: false, error });
+        assert.deepEqual(fs.readFileSync(bans()), before);
+        assert.equal(fs.existsSync(serverFile(host, 'ops.json')), false);
+      });
+    }
+  });
+
+  describe('GET /api/players/banned and /ops, and their events', { concurrency: 1 }, () => {
+    const { host, d } = group();
+    const bans = () => serverFile(host, 'banned-players.json');
+
+    test('GET /api/players/banned answers the entries exactly as stored, and a change to the first request 100 ms after it', async () => {
+      const entries = [{ uuid: offlineUuid('Mallory'), name: 'Mallory', created: '2026-11-27 12:00:00 +0000', source: 'Alex', expires: 'forever', reason: 'Griefing', extra: 1 }];
+      fs.writeFileSync(bans(), JSON.stringify(entries, null, 4) + '\n');
+      assertReply(await d.get('/api/players/banned', { afterChange: true }), 200, { ok: true, count: 1, banned: entries });
+      fs.writeFileSync(bans(), '[]');
+      assertReply(await d.get('/api/players/banned', { afterChange: true }), 200, { ok: true, count: 0, banned: [] });
+    });
+
+    test('GET /api/players/ops answers count 0 and an empty list when ops.json is missing, and GET /api/players/banned too', async () => {
+      fs.rmSync(serverFile(host, 'ops.json'), { force: true });
+      assertReply(await d.get('/api/players/ops', { afterChange: true }), 200, { ok: true, count: 0, ops: [] });
+      fs.rmSync(bans(), { force: true });
+      assertReply(await d.get('/api/players/banned', { afterChange: true }), 200, { ok: true, count: 0, banned: [] });
+    });
+
+    test('GET /api/players/ops answers 500 when ops.json is a folder, not a regular file', async () => {
+      fs.mkdirSync(serverFile(host, 'ops.json'));
+      try {
+        assertReply(await d.get('/api/players/ops', { afterChange: true }), 500, { ok: false, error: 'ops.json is not a regular file.' });
+      } finally {
+        fs.rmSync(serverFile(host, 'ops.json'), { recursive: true });
+      }
+    });
+
+    test('GET /api/events sends bans.changed and ops.changed when another tool rewrites banned-players.json and ops.json', async (t) => {
+      fs.writeFileSync(bans(), gson([{ uuid: offlineUuid('Alex'), name: 'Alex' }]));
+      const stream = openEventStream(d.port);
+      t.after(() => stream.close());
+      await stream.opened;
+      await waitFor(() => stream.retryMs() !== undefined);   // the stream begins once watching took the starting state
+      fs.writeFileSync(bans(), gson([{ uuid: offlineUuid('Mallory'), name: 'Mallory' }]));
+      fs.writeFileSync(serverFile(host, 'ops.json'), gson([{ uuid: offlineUuid('Kai_2'), name: 'Kai_2', level: 4, bypassesPlayerLimit: false }]));
+      await waitFor(() => stream.parsed().some((e) => e.type === 'ops.changed'));
+      const events = stream.parsed().filter((e) => e.type === 'bans.changed' || e.type === 'ops.changed').map(({ time: _t, ...e }) => e);
+      assert.deepEqual(events.sort((a, b) => a.type.localeCompare(b.type)), [
+        { type: 'bans.changed', added: ['Mallory'], removed: ['Alex'] },
+        { type: 'ops.changed', added: ['Kai_2'], removed: [] },
+      ]);
+    });
+  });
+
   // ---- Live events (docs/api.md#get-apievents) ----
 
   interface StreamEvent { type: string; data: string; lastEventId: string }
@@ -5408,9 +5729,9 @@ describe('the compiled daemon', { concurrency: GROUPS_AT_ONCE }, () => {
      * A message through a workflow as n8n runs it: its HTTP Request node's URL and body for the message, sent to the
      * daemon with the key, and the reply its Respond to Webhook node makes of the answer.
      */
-    const relay = async (file: string, message: object) => {
+    const relay = async (file: string, message: object, node?: string) => {
       const workflow = load(file);
-      const [call] = n8nNodes(workflow, 'httpRequest');
+      const call = node === undefined ? n8nNodes(workflow, 'httpRequest')[0] : workflow.nodes.find((n) => n.name === node)!;
       const [trigger] = n8nNodes(workflow, 'webhook');
       const items = { [trigger.name]: { body: message }, Settings: { apiBase: `http://127.0.0.1:${d.port}` } };
       const body = n8nEvaluate(call.parameters.jsonBody, {}, items);
@@ -5442,6 +5763,18 @@ describe('the compiled daemon', { concurrency: GROUPS_AT_ONCE }, () => {
         await assertNothingSentSince(d, host, start);
       });
     }
+
+    test('chat-command.json bans with the reason of !ban Name reason, pardons !pardon Name and kicks !kick Name, replying with the daemon\'s verdict', async () => {
+      const admin = (content: string) => ({ content, author: { username: 'kim' }, roles: ['Minecraft Admin'] });
+      const switchNode = load('chat-command.json').nodes.find((n) => n.name === 'Which moderation command')!;
+      assert.deepEqual(switchNode.parameters.rules.values.map((rule: any) => rule.conditions.conditions[0].rightValue), ['!kick ', '!ban ', '!pardon ']);
+      const banned = await relay('chat-command.json', admin('!ban Mallory_7  Griefing at spawn'), 'POST /api/players/ban');
+      assert.deepEqual([banned.body, banned.res.status, banned.reply], [{ player: 'Mallory_7', reason: 'Griefing at spawn' }, 200, 'Mallory\\_7 banned.']);
+      const pardoned = await relay('chat-command.json', admin('!pardon Mallory_7'), 'POST /api/players/pardon');
+      assert.deepEqual([pardoned.body, pardoned.res.status, pardoned.reply], [{ player: 'Mallory_7' }, 200, 'Mallory\\_7 unbanned.']);
+      const kicked = await relay('chat-command.json', admin('!kick Nobody_Here'), 'POST /api/players/kick');
+      assert.deepEqual([kicked.body, kicked.res.status, kicked.reply], [{ player: 'Nobody_Here' }, 409, 'Nobody\\_Here is not online.']);
+    });
 
     test('chat-bridge.json says a channel message, quotes, backslashes, braces, emoji and line breaks included, as [sender] text to every player', async () => {
       const start = mark();
@@ -5773,6 +6106,8 @@ describe('the compiled daemon', { concurrency: GROUPS_AT_ONCE }, () => {
       assert.equal(samples.get('minecraft_players_online'), 0);
       assert.equal(samples.get('minecraft_players_max'), 20);
       assert.equal(samples.get('minecraft_whitelist_players'), 2);
+      assert.equal(samples.get('minecraft_banned_players'), 2);
+      assert.equal(samples.get('minecraft_operators'), 0);   // no ops.json: nobody is an operator
       assert.equal(samples.get('minecraft_backups'), 4);
       assert.equal(samples.get('minecraft_backup_last_timestamp_seconds'), Date.parse('2026-11-20T03:00:04Z') / 1000);
       assert.equal(samples.get(`gameserver_api_build_info{version="${PKG.version}"}`), 1);
@@ -6335,7 +6670,7 @@ describe('the compiled daemon', { concurrency: GROUPS_AT_ONCE }, () => {
       const routes = index.json.endpoints.map((e: { method: string; route: string }) => `${e.method} ${e.route}`);
       const curls = out.split('\n').filter((line) => line.startsWith('curl '))
         .map((line) => `${/ -X (\S+)/.exec(line)?.[1] ?? 'GET'} ${new URL(/http:\/\/[^\s']+/.exec(line)?.[0] ?? 'http://x/').pathname}`);
-      assert.equal(routes.length, 24);
+      assert.equal(routes.length, 31);
       assert.deepEqual(curls, routes);
       const status = await request(port, 'GET', '/api/status');
       assert.deepEqual([status.status, status.json.ok], [200, true]);

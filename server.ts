@@ -394,6 +394,7 @@ interface Features {
   tails: Tails;
   properties: Properties;
   whitelist: Whitelist;
+  moderation: Moderation;
   backups: Backups;
   report: Report;
   console: GameConsole;
@@ -450,6 +451,8 @@ function routeTable(): readonly Route[] {
     get('/api/status', STATUS_ROUTE, (f) => f.game.status()),
     get('/api/players/online', PLAYERS_ROUTE, (f) => f.presence.players()),
     get('/api/players/whitelist', WHITELIST_ROUTE, (f) => f.whitelist.list()),
+    get('/api/players/banned', LIST_ROUTES.banned, (f) => f.moderation.list('banned')),
+    get('/api/players/ops', LIST_ROUTES.ops, (f) => f.moderation.list('ops')),
     get('/api/logs/latest', LATEST_LOG_ROUTE, (f, r) => f.tails.latest(r)),
     get('/api/logs/snapshot', SNAPSHOT_LOG_ROUTE, (f, r) => f.tails.snapshot(r)),
     get('/api/backups', BACKUPS_ROUTE, (f) => f.backups.list()),
@@ -468,6 +471,11 @@ function routeTable(): readonly Route[] {
     post('/api/say', SAY_ROUTE, (f, r) => f.console.say(r)),
     post('/api/whitelist/add', EDIT_ROUTES.add, (f, r) => f.whitelist.edit('add', r)),
     post('/api/whitelist/remove', EDIT_ROUTES.remove, (f, r) => f.whitelist.edit('remove', r)),
+    post('/api/players/kick', MODERATION_ROUTES.kick, (f, r) => f.moderation.act('kick', r)),
+    post('/api/players/ban', MODERATION_ROUTES.ban, (f, r) => f.moderation.act('ban', r)),
+    post('/api/players/pardon', MODERATION_ROUTES.pardon, (f, r) => f.moderation.act('pardon', r)),
+    post('/api/players/op', MODERATION_ROUTES.op, (f, r) => f.moderation.act('op', r)),
+    post('/api/players/deop', MODERATION_ROUTES.deop, (f, r) => f.moderation.act('deop', r)),
     post('/api/backup', BACKUP_ROUTE, (f) => f.backups.start()),
   ];
 }
@@ -511,6 +519,7 @@ function createDaemon(config: Readonly<Config>, clock: Clock = readClock()): Dae
     tails: createTails(config, replies, shared),
     properties: createProperties(config, shared),
     whitelist: createWhitelist(config, game, gameConsole, shared),
+    moderation: createModeration(config, game, gameConsole, presence, shared),
     backups: createBackups(config, shared),
     report: createReport(config),
     console: gameConsole,
@@ -1134,14 +1143,18 @@ function settledSignature(file: string): string {
  * target (a symlink is written through, and stays a link), with the target's mode and owner, fsync, rename.
  */
 function writeFileAtomic(file: string, text: string): void {
-  const target = fs.realpathSync(file);
-  const current = fs.statSync(target);
+  // a file that is missing (no link either) is created as the game creates one: the umask's mode, the daemon's owner
+  const missing = fs.lstatSync(file, { throwIfNoEntry: false }) === undefined;
+  const target = missing ? file : fs.realpathSync(file);
+  const current = missing ? undefined : fs.statSync(target);
   const temp = `${target}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`;
-  const fd = fs.openSync(temp, 'wx', 0o600);
+  const fd = fs.openSync(temp, 'wx', current === undefined ? 0o666 : 0o600);
   try {
-    fs.fchmodSync(fd, current.mode & 0o7777); // the umask would narrow a mode given to open()
-    if (current.uid !== process.geteuid?.() || current.gid !== process.getegid?.()) {
-      fs.fchownSync(fd, current.uid, current.gid);
+    if (current !== undefined) {
+      fs.fchmodSync(fd, current.mode & 0o7777); // the umask would narrow a mode given to open()
+      if (current.uid !== process.geteuid?.() || current.gid !== process.getegid?.()) {
+        fs.fchownSync(fd, current.uid, current.gid);
+      }
     }
     // writeFileSync on a descriptor loops over short writes and throws when one fails (EFBIG, ENOSPC)
     fs.writeFileSync(fd, text);
@@ -1706,7 +1719,13 @@ type LineMeaning =
   | { type: 'server.lagging'; behind_ms: string; ticks: string }
   | { type: 'player.wrote' } // /me, a player's /say
   | { type: 'whitelist.added' | 'whitelist.removed' | 'whitelist.not-added' | 'whitelist.not-removed'; player: string }
-  | { type: 'whitelist.no-such-player' | 'whitelist.already-listed' | 'whitelist.not-listed' };
+  | { type: 'whitelist.already-listed' | 'whitelist.not-listed' | 'player.unknown' }
+  | {
+    type: 'kick.done' | 'kick.not-found' | 'ban.added' | 'ban.not-added' | 'ban.removed' | 'ban.not-removed'
+      | 'op.added' | 'op.not-added' | 'op.removed' | 'op.not-removed';
+    player: string;
+  }
+  | { type: 'kick.no-player' | 'ban.already' | 'ban.not-banned' | 'op.already' | 'op.not-op' };
 
 /**
  * One kind of log line: the threads that write it (`game`: any but a chat thread, whose plugins may write anything;
@@ -1847,8 +1866,9 @@ export const LINE_KINDS: readonly LineKind[] = [
     pattern: new RegExp(`^Could not remove ${NAME} from the whitelist$`, 'is'), fields: (m) => ({ player: m[1] }),
     example: 'Could not remove Alex from the whitelist',
   },
+  // 1.13+: the game knows no account of that name (whitelist, ban, pardon, op, deop)
   {
-    type: 'whitelist.no-such-player', threads: 'server', hint: 'That player does not exist',
+    type: 'player.unknown', threads: 'server', hint: 'That player does not exist',
     pattern: /^That player does not exist$/s, example: 'That player does not exist',
   },
   {
@@ -1858,6 +1878,99 @@ export const LINE_KINDS: readonly LineKind[] = [
   {
     type: 'whitelist.not-listed', threads: 'server', hint: 'Player is not whitelisted',
     pattern: /^Player is not whitelisted$/s, example: 'Player is not whitelisted',
+  },
+  // the console's replies to kick, ban, pardon, op and deop (docs/formats.md#moderation-replies): each 1.13+ text,
+  // then its 1.8-1.12 one. A 1.13+ kick names the player by display name: a team prefix makes it no name at all.
+  {
+    type: 'kick.done', threads: 'server', hint: 'Kicked ', pattern: new RegExp(`^Kicked ${NAME}: .*$`, 's'),
+    fields: (m) => ({ player: m[1] }), example: 'Kicked Alex: Kicked by an operator', typed: 'Kicked Alex: %s',
+  },
+  {
+    type: 'kick.done', threads: 'server', hint: 'Kicked ',
+    pattern: new RegExp(`^Kicked ${NAME} from the game(?:: '.*')?$`, 's'), fields: (m) => ({ player: m[1] }),
+    example: 'Kicked Alex from the game: \'Griefing\'', typed: 'Kicked Alex from the game: \'%s\'',
+  },
+  {
+    type: 'kick.no-player', threads: 'server', hint: ['No player was found', 'That player cannot be found'],
+    pattern: /^(?:No player was found|That player cannot be found)$/s, example: 'No player was found',
+  },
+  {
+    type: 'kick.not-found', threads: 'server', hint: ' cannot be found',
+    pattern: new RegExp(`^Player '${NAME}' cannot be found$`, 's'), fields: (m) => ({ player: m[1] }),
+    example: 'Player \'Alex\' cannot be found',
+  },
+  {
+    type: 'ban.added', threads: 'server', hint: 'Banned ', pattern: new RegExp(`^Banned ${NAME}: .*$`, 's'),
+    fields: (m) => ({ player: m[1] }), example: 'Banned Alex: Banned by an operator.', typed: 'Banned Alex: %s',
+  },
+  {
+    type: 'ban.added', threads: 'server', hint: 'Banned player ', pattern: new RegExp(`^Banned player ${NAME}$`, 's'),
+    fields: (m) => ({ player: m[1] }), example: 'Banned player Alex',
+  },
+  {
+    type: 'ban.already', threads: 'server', hint: 'Nothing changed. The player is already banned',
+    pattern: /^Nothing changed\. The player is already banned$/s,
+    example: 'Nothing changed. The player is already banned',
+  },
+  {
+    type: 'ban.not-added', threads: 'server', hint: 'Could not ban player ',
+    pattern: new RegExp(`^Could not ban player ${NAME}$`, 's'), fields: (m) => ({ player: m[1] }),
+    example: 'Could not ban player Alex',
+  },
+  {
+    type: 'ban.removed', threads: 'server', hint: 'Unbanned ', pattern: new RegExp(`^Unbanned ${NAME}$`, 's'),
+    fields: (m) => ({ player: m[1] }), example: 'Unbanned Alex',
+  },
+  {
+    type: 'ban.removed', threads: 'server', hint: 'Unbanned player ',
+    pattern: new RegExp(`^Unbanned player ${NAME}$`, 's'), fields: (m) => ({ player: m[1] }),
+    example: 'Unbanned player Alex',
+  },
+  {
+    type: 'ban.not-banned', threads: 'server', hint: 'Nothing changed. The player isn\'t banned',
+    pattern: /^Nothing changed\. The player isn't banned$/s, example: 'Nothing changed. The player isn\'t banned',
+  },
+  {
+    type: 'ban.not-removed', threads: 'server', hint: 'Could not unban player ',
+    pattern: new RegExp(`^Could not unban player ${NAME}$`, 's'), fields: (m) => ({ player: m[1] }),
+    example: 'Could not unban player Alex',
+  },
+  {
+    type: 'op.added', threads: 'server', hint: ' a server operator',
+    pattern: new RegExp(`^Made ${NAME} a server operator$`, 's'), fields: (m) => ({ player: m[1] }),
+    example: 'Made Alex a server operator',
+  },
+  {
+    type: 'op.added', threads: 'server', hint: 'Opped ', pattern: new RegExp(`^Opped ${NAME}$`, 's'),
+    fields: (m) => ({ player: m[1] }), example: 'Opped Alex',
+  },
+  {
+    type: 'op.already', threads: 'server', hint: 'Nothing changed. The player already is an operator',
+    pattern: /^Nothing changed\. The player already is an operator$/s,
+    example: 'Nothing changed. The player already is an operator',
+  },
+  {
+    type: 'op.not-added', threads: 'server', hint: 'Could not op ', pattern: new RegExp(`^Could not op ${NAME}$`, 's'),
+    fields: (m) => ({ player: m[1] }), example: 'Could not op Alex',
+  },
+  {
+    type: 'op.removed', threads: 'server', hint: ' no longer a server operator',
+    pattern: new RegExp(`^Made ${NAME} no longer a server operator$`, 's'), fields: (m) => ({ player: m[1] }),
+    example: 'Made Alex no longer a server operator',
+  },
+  {
+    type: 'op.removed', threads: 'server', hint: 'De-opped ', pattern: new RegExp(`^De-opped ${NAME}$`, 's'),
+    fields: (m) => ({ player: m[1] }), example: 'De-opped Alex',
+  },
+  {
+    type: 'op.not-op', threads: 'server', hint: 'Nothing changed. The player is not an operator',
+    pattern: /^Nothing changed\. The player is not an operator$/s,
+    example: 'Nothing changed. The player is not an operator',
+  },
+  {
+    type: 'op.not-removed', threads: 'server', hint: 'Could not de-op ',
+    pattern: new RegExp(`^Could not de-op ${NAME}$`, 's'), fields: (m) => ({ player: m[1] }),
+    example: 'Could not de-op Alex',
   },
 ];
 
@@ -3012,8 +3125,8 @@ const SERV_ROUTES = { start: servRoute('start'), stop: servRoute('stop'), restar
 
 // ==== The whitelist and profiles: GET /api/players/whitelist, POST /api/whitelist/add and /remove ====
 
-const WHITELIST_VERDICT_MS = 5_000;
-const WHITELIST_REFUSAL_GRACE_MS = 500; // for a reply naming the player after an unnamed refusal (another command's)
+const VERDICT_MS = 5_000; // of a whitelist edit or a moderation command
+const REFUSAL_GRACE_MS = 500; // for a reply naming the player after an unnamed refusal (another command's)
 const LOOKUP_IDLE_TIMEOUT_MS = 5_000;
 const LOOKUP_DEADLINE_MS = 5_000; // the whole lookup: a server that drips bytes never holds an edit longer
 const LOOKUP_MAX_BYTES = 64 * 1024;
@@ -3036,34 +3149,130 @@ export function validatePlayer(value: unknown): string {
   return value;
 }
 
-interface WhitelistEntry {
+/** An entry of one of the game's player lists (whitelist.json, banned-players.json, ops.json) as stored. */
+interface PlayerEntry {
   uuid?: unknown;
   name?: unknown;
+  [field: string]: unknown; // a ban's dates, source and reason; an operator's level
 }
 
 const whitelistPath = (config: Readonly<Config>): string => path.join(config.serverDir, 'whitelist.json');
 
-/** whitelist.json's entries, exactly as stored: 404 when missing, 500 when unreadable or not an array of entries. */
-function readWhitelist(config: Readonly<Config>): WhitelistEntry[] {
-  const entries = readJsonFile(whitelistPath(config));
+/** A player list's entries, exactly as stored: 404 when missing, 500 when unreadable or not an array of entries. */
+function readEntries(file: string): PlayerEntry[] {
+  const entries = readJsonFile(file);
   if (!Array.isArray(entries) || !entries.every((e) => typeof e === 'object' && e !== null && !Array.isArray(e))) {
-    throw new HttpError(500, 'whitelist.json is not a JSON array of entries.');
+    throw new HttpError(500, `${path.basename(file)} is not a JSON array of entries.`);
   }
-  return entries as WhitelistEntry[];
+  return entries as PlayerEntry[];
 }
 
-/** Gson's layout, as the server writes the file: two-space indent, no final line break. */
-function writeWhitelist(config: Readonly<Config>, entries: WhitelistEntry[]): void {
+const readWhitelist = (config: Readonly<Config>): PlayerEntry[] => readEntries(whitelistPath(config));
+
+/** Gson's layout, as the server writes its lists: two-space indent, no final line break. */
+function writeEntries(file: string, entries: PlayerEntry[]): void {
   try {
-    writeFileAtomic(whitelistPath(config), JSON.stringify(entries, null, 2));
+    writeFileAtomic(file, JSON.stringify(entries, null, 2));
   } catch (err) {
-    log(`writing ${whitelistPath(config)} failed: ${describeError(err)}`);
-    throw new HttpError(500, 'whitelist.json could not be written.');
+    log(`writing ${file} failed: ${describeError(err)}`);
+    throw new HttpError(500, `${path.basename(file)} could not be written.`);
   }
 }
 
-const isNamed = (player: string) => (e: WhitelistEntry): boolean =>
+const isNamed = (player: string) => (e: PlayerEntry): boolean =>
   typeof e.name === 'string' && e.name.toLowerCase() === player.toLowerCase();
+
+/**
+ * How the game words its verdict on one console command about a player (docs/formats.md#console-replies), and what
+ * its own state says meanwhile. A reply of `done`, `namedUnchanged` or `namedRefused` names the player; `unchanged`
+ * and `refused` name nobody, so they count only when the state agrees.
+ */
+interface VerdictRules {
+  player: string;
+  done: LineMeaning['type'];
+  namedUnchanged?: LineMeaning['type'];
+  namedRefused?: LineMeaning['type'];
+  unchanged?: LineMeaning['type'];
+  refused: LineMeaning['type'];
+  leaves?: boolean; // done only once the player's leave lines came too (a kick), in either order
+  /** What the game's state tells now; undefined while it cannot tell (a half-written file). */
+  state(): GameState | undefined | Promise<GameState | undefined>;
+  answers: { done(): Reply; unchanged(): Reply; refused(): Reply; unconfirmed(): Reply };
+}
+
+interface GameState {
+  done: boolean; // shows the change
+  unchanged: boolean; // agrees with an unnamed "nothing changed"
+  refusal: boolean; // agrees with an unnamed refusal
+}
+
+/**
+ * docs/api.md#confirmed-whitelist-edits: the game's verdict, from its state or its reply in the log. A reply that names
+ * no player may be the late reply to a command typed just before this one, so it counts only when the state agrees;
+ * a refusal waits a moment for a reply that names the player or a change of the state.
+ */
+async function awaitVerdict(log: LogReader, mark: LogMark, rules: VerdictRules): Promise<Reply> {
+  const { player, answers } = rules;
+  const kinds = new Set<LineMeaning['type']>([rules.done, rules.refused]);
+  for (const kind of [rules.namedUnchanged, rules.namedRefused, rules.unchanged]) {
+    if (kind !== undefined) kinds.add(kind);
+  }
+  if (rules.leaves) kinds.add('player.left');
+  let sawDone = false;
+  let sawLeave = false;
+  let sawUnchanged = false;
+  let refusedAtMs: number | undefined;
+  const deadline = performance.now() + VERDICT_MS;
+  while (performance.now() < deadline) {
+    await delay(LOG_POLL_MS * 2);
+    for (const raw of await log.linesSince(mark)) {
+      // only the game's own replies (LINE_KINDS): a chat line or a line a plugin printed raw can read like one
+      const said = readLogLine(raw, kinds);
+      if (said === undefined) continue;
+      const ours = 'player' in said && said.player.toLowerCase() === player.toLowerCase();
+      if (ours && said.type === rules.done) sawDone = true;
+      if (ours && said.type === 'player.left') sawLeave = true;
+      if (ours && said.type === rules.namedUnchanged) return answers.unchanged();
+      if (ours && said.type === rules.namedRefused) return answers.refused();
+      if (said.type === rules.unchanged) sawUnchanged = true;
+      if (said.type === rules.refused) refusedAtMs ??= performance.now();
+    }
+    if (sawDone && (sawLeave || !rules.leaves)) return answers.done();
+    const state = await rules.state();
+    if (state === undefined) continue;
+    if (state.done) return answers.done();
+    if (sawUnchanged && state.unchanged) return answers.unchanged();
+    if (refusedAtMs !== undefined && performance.now() - refusedAtMs >= REFUSAL_GRACE_MS && state.refusal) {
+      return answers.refused();
+    }
+  }
+  return answers.unconfirmed();
+}
+
+/**
+ * What a player list tells of a change that leaves the player in it (`holds`) or out: the name, in any letter case,
+ * shows the change; "nothing changed" needs the entry the game would match, by the UUID it would give the name where
+ * that is known here, else by name. The game rewrites its files in place: a half-written one tells nothing yet.
+ */
+function listState(
+  config: Readonly<Config>,
+  read: () => PlayerEntry[],
+  player: string,
+  holds: boolean,
+): () => GameState | undefined {
+  const uuid = localUuid(config, player);
+  return () => {
+    let entries: PlayerEntry[];
+    try {
+      entries = read();
+    } catch {
+      return undefined;
+    }
+    const held = entries.some((e) =>
+      (uuid !== undefined && typeof e.uuid === 'string' ? e.uuid.toLowerCase() === uuid : isNamed(player)(e)));
+    return { done: entries.some(isNamed(player)) === holds, unchanged: held === holds, refusal: true };
+  };
+}
 
 interface Whitelist {
   /** GET /api/players/whitelist */
@@ -3085,81 +3294,42 @@ function createWhitelist(
 ): Whitelist {
   const edits = createSerialQueue();
 
-  /**
-   * docs/api.md#confirmed-whitelist-edits: the game's verdict, from whitelist.json or its reply in the log. A reply
-   * that names no player may be the late reply to a command typed just before this one, so it counts only when the
-   * file agrees; a refusal waits a moment for a reply that names the player or a rewrite of the file.
-   */
-  const awaitVerdict = async (
-    log: LogReader,
-    mark: LogMark,
-    action: 'add' | 'remove',
-    player: string,
-  ): Promise<Reply> => {
+  const edit = async (action: 'add' | 'remove', player: string): Promise<Reply> => {
     const confirmed = (): Reply =>
       messageReply(action === 'add' ? `${player} added to whitelist.` : `${player} removed from whitelist.`);
     const unchanged = (): Reply =>
       messageReply(action === 'add' ? `${player} is already on the whitelist.` : `${player} is not on the whitelist.`);
-    const refused = (): Reply => errorReply(404, `${player} is not a Minecraft account.`);
-    // the entry the game would match: by the UUID it would give the name, where that is known here, else by name
-    const uuid = localUuid(config, player);
-    const holds = (entries: WhitelistEntry[]): boolean =>
-      entries.some((e) =>
-        (uuid !== undefined && typeof e.uuid === 'string' ? e.uuid.toLowerCase() === uuid : isNamed(player)(e)));
-    let sawUnchanged = false;
-    let refusedAtMs: number | undefined;
-    const deadline = performance.now() + WHITELIST_VERDICT_MS;
-    while (performance.now() < deadline) {
-      await delay(LOG_POLL_MS * 2);
-      for (const raw of await log.linesSince(mark)) {
-        // only the game's own replies (LINE_KINDS): a chat line or a line a plugin printed raw can read like one
-        const said = readLogLine(raw, WHITELIST_REPLIES);
-        if (said === undefined) continue;
-        const ours = 'player' in said && said.player.toLowerCase() === player.toLowerCase();
-        if (ours && (said.type === (action === 'add' ? 'whitelist.added' : 'whitelist.removed'))) return confirmed();
-        if (ours && action === 'remove' && said.type === 'whitelist.not-removed') return unchanged();
-        if (ours && action === 'add' && said.type === 'whitelist.not-added') return refused();
-        if (said.type === (action === 'add' ? 'whitelist.already-listed' : 'whitelist.not-listed')) sawUnchanged = true;
-        if (said.type === 'whitelist.no-such-player') refusedAtMs ??= performance.now();
-      }
-      let entries: WhitelistEntry[] | undefined;
-      try {
-        entries = readWhitelist(config);
-      } catch {
-        entries = undefined; // the game rewrites it in place: a half-written file tells nothing yet
-      }
-      if (entries === undefined) continue;
-      if (entries.some(isNamed(player)) === (action === 'add')) return confirmed();
-      if (sawUnchanged && holds(entries) === (action === 'add')) return unchanged();
-      if (refusedAtMs !== undefined && performance.now() - refusedAtMs >= WHITELIST_REFUSAL_GRACE_MS) return refused();
-    }
-    return messageReply(`${player}: whitelist ${action} sent; the game server has not confirmed it yet.`, 202);
-  };
-
-  const edit = async (action: 'add' | 'remove', player: string): Promise<Reply> => {
     const running = game.find({ fresh: true });
-    let entries: WhitelistEntry[] = [];
+    let entries: PlayerEntry[] = [];
     try {
       entries = readWhitelist(config);
     } catch (err) {
       // a running server creates the file itself; a corrupt file is never overwritten
       if (!(err instanceof HttpError && err.status === 404 && running !== undefined)) throw err;
     }
-    const listed = entries.some(isNamed(player));
-    if (action === 'add' && listed) return messageReply(`${player} is already on the whitelist.`);
-    if (action === 'remove' && !listed) return messageReply(`${player} is not on the whitelist.`);
+    if (entries.some(isNamed(player)) === (action === 'add')) return unchanged();
     if (running !== undefined) {
-      return gameConsole.sendAndWatch(
-        `whitelist ${action} ${player}`,
-        (log, mark) => awaitVerdict(log, mark, action, player),
-      );
+      return gameConsole.sendAndWatch(`whitelist ${action} ${player}`, (log, mark) => awaitVerdict(log, mark, {
+        player,
+        ...(action === 'add'
+          ? { done: 'whitelist.added', namedRefused: 'whitelist.not-added', unchanged: 'whitelist.already-listed' }
+          : { done: 'whitelist.removed', namedUnchanged: 'whitelist.not-removed', unchanged: 'whitelist.not-listed' }),
+        refused: 'player.unknown',
+        state: listState(config, () => readWhitelist(config), player, action === 'add'),
+        answers: {
+          done: confirmed, unchanged,
+          refused: () => errorReply(404, `${player} is not a Minecraft account.`),
+          unconfirmed: () =>
+            messageReply(`${player}: whitelist ${action} sent; the game server has not confirmed it yet.`, 202),
+        },
+      }));
     } else if (action === 'remove') {
-      writeWhitelist(config, entries.filter((e) => !isNamed(player)(e)));
+      writeEntries(whitelistPath(config), entries.filter((e) => !isNamed(player)(e)));
     } else {
       const profile = await resolveProfile(config, player);
-      writeWhitelist(config, [...entries, { uuid: profile.uuid, name: profile.name }]);
+      writeEntries(whitelistPath(config), [...entries, { uuid: profile.uuid, name: profile.name }]);
     }
-    return messageReply(action === 'add' ? `${player} added to whitelist.` : `${player} removed from whitelist.`);
+    return confirmed();
   };
 
   return {
@@ -3174,11 +3344,6 @@ function createWhitelist(
   };
 }
 
-const WHITELIST_REPLIES = new Set<LineMeaning['type']>([
-  'whitelist.added', 'whitelist.removed', 'whitelist.not-added', 'whitelist.not-removed',
-  'whitelist.no-such-player', 'whitelist.already-listed', 'whitelist.not-listed',
-]);
-
 // ---- Profiles ----
 
 interface Profile {
@@ -3186,15 +3351,19 @@ interface Profile {
   uuid: string;
 }
 
-function isOnlineMode(config: Readonly<Config>): boolean {
-  let properties: Record<string, string> = {};
+/** One setting of server.properties as the game starts with it; undefined (its default) when unset or unreadable. */
+function readGameSetting(config: Readonly<Config>, key: string): string | undefined {
   try {
-    properties = readServerProperties(config);
+    return readServerProperties(config)[key];
   } catch {
-    // Minecraft's default is online mode
+    return undefined;
   }
-  // Minecraft reads the flag with Boolean.valueOf: any value but `true` (in any case, no blanks) is false
-  const onlineMode = properties['online-mode'];
+}
+
+function isOnlineMode(config: Readonly<Config>): boolean {
+  // Minecraft reads the flag with Boolean.valueOf: any value but `true` (in any case, no blanks) is false; unset,
+  // its default is online mode
+  const onlineMode = readGameSetting(config, 'online-mode');
   return onlineMode === undefined || onlineMode.toLowerCase() === 'true';
 }
 
@@ -3334,6 +3503,278 @@ const editRoute = (action: 'add' | 'remove'): RouteAbout => ({
   },
 });
 const EDIT_ROUTES = { add: editRoute('add'), remove: editRoute('remove') };
+
+// ==== Moderation: GET /api/players/banned and /ops, POST /api/players/kick|ban|pardon|op|deop ====
+
+const REASON_MAX_CHARS = 256;
+const REASON_TYPE = 'reason must be a string when given.';
+const REASON_LENGTH = `reason must be 1 to ${REASON_MAX_CHARS} characters long.`;
+const REASON_CHARACTERS = 'reason must not contain ; & | ` $ ( ) { } [ ] < > \\ or control characters.';
+const REASON_UNICODE = 'reason must be valid Unicode text.';
+const DEFAULT_OP_LEVEL = 4; // op-permission-level's default
+const DEFAULT_BAN_REASON = 'Banned by an operator.'; // what the game writes for a ban without a reason
+
+type ModerationAction = 'kick' | 'ban' | 'pardon' | 'op' | 'deop';
+type ModerationList = 'banned' | 'ops';
+
+const LIST_FILES: Record<ModerationList, string> = { banned: 'banned-players.json', ops: 'ops.json' };
+const LIST_EVENTS: Record<ModerationList, string> = { banned: 'bans.changed', ops: 'ops.changed' };
+
+// The body as the API description shows it, and as validateReason reads it (a test holds them to each other)
+const REASON_BODY: Schema = {
+  type: 'object', required: ['player'],
+  properties: {
+    player: PLAYER_BODY.properties.player,
+    reason: {
+      type: 'string', minLength: 1, maxLength: REASON_MAX_CHARS,
+      pattern: `^[^${FORBIDDEN_IN_COMMAND.source.slice(1, -1)}\\uD800-\\uDFFF]*$`,
+    },
+  },
+};
+
+/** A kick's or a ban's reason as typed after the name: absent, or 1 to 256 characters the console takes literally. */
+export function validateReason(value: unknown): string | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string') throw new HttpError(400, REASON_TYPE);
+  // a lone UTF-16 surrogate has no UTF-8 form: it would reach the console as U+FFFD
+  if (/\p{Surrogate}/u.test(value)) throw new HttpError(400, REASON_UNICODE);
+  if (FORBIDDEN_IN_COMMAND.test(value)) throw new HttpError(400, REASON_CHARACTERS);
+  const length = [...value].length;
+  if (length < 1 || length > REASON_MAX_CHARS) throw new HttpError(400, REASON_LENGTH);
+  return value;
+}
+
+const listPath = (config: Readonly<Config>, list: ModerationList): string =>
+  path.join(config.serverDir, LIST_FILES[list]);
+
+/** banned-players.json or ops.json as stored; a missing file is an empty list (a server that never banned anyone). */
+function readModerationList(config: Readonly<Config>, list: ModerationList): PlayerEntry[] {
+  try {
+    return readEntries(listPath(config, list));
+  } catch (err) {
+    if (err instanceof HttpError && err.status === 404) return [];
+    throw err;
+  }
+}
+
+/** `yyyy-MM-dd HH:mm:ss Z` in local time: the game's date format of a ban's `created` (BanListEntry.DATE_FORMAT). */
+export function formatBanDate(when: Date): string {
+  const pad = (n: number): string => String(n).padStart(2, '0');
+  const offsetMinutes = -when.getTimezoneOffset();
+  const offset = Math.abs(offsetMinutes);
+  return `${when.getFullYear()}-${pad(when.getMonth() + 1)}-${pad(when.getDate())} `
+    + `${pad(when.getHours())}:${pad(when.getMinutes())}:${pad(when.getSeconds())} `
+    + `${offsetMinutes < 0 ? '-' : '+'}${pad(Math.floor(offset / 60))}${pad(offset % 60)}`;
+}
+
+/** The level a new operator gets: op-permission-level of server.properties as the game reads it, 4 when unset. */
+function opLevel(config: Readonly<Config>): number {
+  const level = readGameSetting(config, 'op-permission-level');
+  return level !== undefined && /^[0-4]$/.test(level.trim()) ? Number(level.trim()) : DEFAULT_OP_LEVEL;
+}
+
+/** What each action is, in the game's words and ours (docs/api.md#post-apiplayerskick-ban-pardon-op-deop). */
+interface ModerationRules {
+  list?: ModerationList; // the file it changes; none for a kick
+  holds: boolean; // whether that file holds the player afterwards
+  done: (player: string) => string;
+  unchanged: (player: string) => string;
+  replies: Pick<VerdictRules, 'done' | 'namedUnchanged' | 'namedRefused' | 'unchanged' | 'refused'>;
+}
+
+// for pardon and deop, an unknown account's refusal is as true said as "not banned" / "not an operator"
+const MODERATION: Record<ModerationAction, ModerationRules> = {
+  kick: {
+    holds: false, done: (player) => `${player} was kicked.`, unchanged: (player) => `${player} is not online.`,
+    replies: { done: 'kick.done', namedRefused: 'kick.not-found', refused: 'kick.no-player' },
+  },
+  ban: {
+    list: 'banned', holds: true,
+    done: (player) => `${player} banned.`, unchanged: (player) => `${player} is already banned.`,
+    replies: { done: 'ban.added', namedRefused: 'ban.not-added', unchanged: 'ban.already', refused: 'player.unknown' },
+  },
+  pardon: {
+    list: 'banned', holds: false,
+    done: (player) => `${player} unbanned.`, unchanged: (player) => `${player} is not banned.`,
+    replies: {
+      done: 'ban.removed', namedUnchanged: 'ban.not-removed', unchanged: 'ban.not-banned', refused: 'player.unknown',
+    },
+  },
+  op: {
+    list: 'ops', holds: true,
+    done: (player) => `${player} is now an operator.`, unchanged: (player) => `${player} is already an operator.`,
+    replies: { done: 'op.added', namedRefused: 'op.not-added', unchanged: 'op.already', refused: 'player.unknown' },
+  },
+  deop: {
+    list: 'ops', holds: false,
+    done: (player) => `${player} is no longer an operator.`, unchanged: (player) => `${player} is not an operator.`,
+    replies: {
+      done: 'op.removed', namedUnchanged: 'op.not-removed', unchanged: 'op.not-op', refused: 'player.unknown',
+    },
+  },
+};
+
+interface Moderation {
+  /** GET /api/players/banned and /ops */
+  list(list: ModerationList): Promise<Reply>;
+  /** POST /api/players/kick, ban, pardon, op and deop */
+  act(action: ModerationAction, request: ApiRequest): Promise<Reply>;
+}
+
+/**
+ * docs/api.md#post-apiplayerskick-ban-pardon-op-deop, as the whitelist's edits: a running game gets the console
+ * command and the answer waits for its verdict; a stopped one has banned-players.json or ops.json edited atomically,
+ * entries in the game's shape. One action at a time, for the same reason.
+ */
+function createModeration(
+  config: Readonly<Config>,
+  game: GameFinder,
+  gameConsole: GameConsole,
+  presence: Presence,
+  shared: SharedAnswers,
+): Moderation {
+  const actions = createSerialQueue();
+
+  // the refusal names nobody, so it counts once the log says the player is not online
+  const kickState = (player: string) => async (): Promise<GameState> => {
+    const running = game.find();
+    const online = running === undefined ? [] : [...(await presence.read(running)).players];
+    const absent = !online.some((name) => name.toLowerCase() === player.toLowerCase());
+    return { done: false, unchanged: false, refusal: absent };
+  };
+
+  /** The entry the game would write for the player, in its own field order. */
+  const newEntry = async (action: 'ban' | 'op', player: string, reason: string | undefined): Promise<PlayerEntry> => {
+    const profile = await resolveProfile(config, player);
+    return action === 'ban'
+      ? {
+        uuid: profile.uuid, name: profile.name, created: formatBanDate(new Date()), source: 'Server',
+        expires: 'forever', reason: reason ?? DEFAULT_BAN_REASON,
+      }
+      : { uuid: profile.uuid, name: profile.name, level: opLevel(config), bypassesPlayerLimit: false };
+  };
+
+  const act = async (action: ModerationAction, player: string, reason: string | undefined): Promise<Reply> => {
+    const rules = MODERATION[action];
+    const running = game.find({ fresh: true });
+    const list = rules.list;
+    // a corrupt file is never overwritten
+    const entries = list === undefined ? [] : readModerationList(config, list);
+    if (list !== undefined && entries.some(isNamed(player)) === rules.holds) {
+      return messageReply(rules.unchanged(player));
+    }
+    if (running !== undefined) {
+      const command = reason === undefined ? `${action} ${player}` : `${action} ${player} ${reason}`;
+      return gameConsole.sendAndWatch(command, (log, mark) => awaitVerdict(log, mark, {
+        player, ...rules.replies, leaves: action === 'kick',
+        state: list === undefined
+          ? kickState(player)
+          : listState(config, () => readModerationList(config, list), player, rules.holds),
+        answers: {
+          done: () => messageReply(rules.done(player)),
+          unchanged: () => messageReply(rules.unchanged(player)),
+          refused: () => {
+            if (action === 'kick') return errorReply(409, `${player} is not online.`);
+            if (action === 'ban' || action === 'op') return errorReply(404, `${player} is not a Minecraft account.`);
+            return messageReply(rules.unchanged(player));
+          },
+          unconfirmed: () =>
+            messageReply(`${player}: ${action} sent; the game server has not confirmed it yet.`, 202),
+        },
+      }));
+    }
+    if (list === undefined) throw new HttpError(409, GAME_NOT_RUNNING);
+    const file = listPath(config, list);
+    if (action === 'ban' || action === 'op') writeEntries(file, [...entries, await newEntry(action, player, reason)]);
+    else writeEntries(file, entries.filter((e) => !isNamed(player)(e)));
+    return messageReply(rules.done(player));
+  };
+
+  return {
+    list: (list) => shared(list, async () => {
+      const entries = readModerationList(config, list);
+      return jsonReply({ ok: true, count: entries.length, [list]: entries });
+    }),
+    async act(action, request) {
+      const body = await readJsonObject(request);
+      const player = validatePlayer(body.player);
+      const reason = action === 'kick' || action === 'ban' ? validateReason(body.reason) : undefined;
+      return actions(() => act(action, player, reason));
+    },
+  };
+}
+
+/** banned-players.json and ops.json changed, by the API, an operator in game or another tool. */
+const detectModeration = (config: Readonly<Config>, publish: Publish): Detector[] =>
+  (['banned', 'ops'] as const).map((list) => detectPlayerList(listPath(config, list), LIST_EVENTS[list], publish));
+
+const listRoute = (list: ModerationList): RouteAbout => ({
+  summary: list === 'banned' ? 'The banned players as stored' : 'The operators as stored',
+  description: `The entries of ${LIST_FILES[list]} exactly as stored; a missing file is an empty list. `
+    + 'At most 100 ms old.',
+  answers: {
+    200: list === 'banned'
+      ? success('The entries.', 'Banned', {
+        ok: true, count: 1, banned: [{
+          uuid: '5c1a2c4b-8a3c-3d0e-9b55-2ad5d2f8f1a0', name: 'Mallory', created: '2026-11-27 12:00:00 +0000',
+          source: 'Server', expires: 'forever', reason: 'Griefing',
+        }],
+      })
+      : success('The entries.', 'Ops', {
+        ok: true, count: 1,
+        ops: [{ uuid: 'b50ad385-829d-3141-a216-7e7d7539ba7f', name: 'Notch', level: 4, bypassesPlayerLimit: false }],
+      }),
+    500: failure(`${LIST_FILES[list]} cannot be read or parsed, or is not a regular file.`,
+      `${LIST_FILES[list]} could not be read.`),
+    503: BUSY_ANSWER,
+  },
+});
+const LIST_ROUTES = { banned: listRoute('banned'), ops: listRoute('ops') };
+
+const moderationRoute = (action: ModerationAction): RouteAbout => {
+  const rules = MODERATION[action];
+  const takesReason = action === 'kick' || action === 'ban';
+  const refusal: Record<number, Answer> = action === 'kick'
+    ? {
+      409: failure('The player is not online (the game\'s verdict), or the game server is not running.',
+        'Alex is not online.'),
+    }
+    : action === 'ban' || action === 'op'
+      ? {
+        404: failure('No such Minecraft account (the game\'s verdict).', 'Alex is not a Minecraft account.'),
+        502: failure('The profile lookup failed or knows no such name; nothing was changed.', LOOKUP_FAILED),
+      }
+      : {};
+  return {
+    summary: { kick: 'Kick a player', ban: 'Ban a player', pardon: 'Unban a player', op: 'Make a player an operator',
+      deop: 'Take operator status from a player' }[action],
+    description: `While the game runs, \`${action} <player>${takesReason ? ' [reason]' : ''}\` goes to its console and `
+      + 'the answer waits up to 5 s for the game\'s verdict, from its reply'
+      + (action === 'kick' ? ' and the player\'s leave lines; while it is stopped, 409.'
+        : ` and ${LIST_FILES[rules.list!]}; while it is stopped, the file is edited atomically as the game would.`),
+    body: takesReason ? REASON_BODY : PLAYER_BODY,
+    answers: {
+      200: success(action === 'kick' ? 'Done.' : 'Done, or nothing to do.', 'Message', {
+        ok: true, message: rules.done('Alex'),
+      }),
+      202: success('Sent to the console; the game has not confirmed it within 5 s.', 'Message', {
+        ok: true, message: `Alex: ${action} sent; the game server has not confirmed it yet.`,
+      }),
+      400: failure(
+        '`player` is missing or not 1 to 16 characters from A-Z, a-z, 0-9 and _'
+          + (takesReason ? ', `reason` is not 1 to 256 characters free of ; & | ` $ ( ) { } [ ] < > \\ and controls'
+            : '')
+          + ', or the body is not a JSON object.',
+        PLAYER_PATTERN,
+      ),
+      ...BODY_ANSWERS, ...WRITE_ANSWERS, ...CONSOLE_ANSWERS, ...refusal,
+    },
+  };
+};
+const MODERATION_ROUTES = {
+  kick: moderationRoute('kick'), ban: moderationRoute('ban'), pardon: moderationRoute('pardon'),
+  op: moderationRoute('op'), deop: moderationRoute('deop'),
+};
 
 // ==== Backups: GET /api/backups, POST /api/backup ====
 
@@ -3907,17 +4348,21 @@ function readCrashReason(dir: string, before: CrashReport | undefined, startedAt
 }
 
 /** whitelist.json changed, by the API or anyone else: who was added and who removed (by UUID, else by name). */
-function detectWhitelist(config: Readonly<Config>, publish: Publish): Detector {
+const detectWhitelist = (config: Readonly<Config>, publish: Publish): Detector =>
+  detectPlayerList(whitelistPath(config), 'whitelist.changed', publish);
+
+/** A player list changed, by the API or anyone else: `type` with who was added and who removed (by UUID, else name). */
+function detectPlayerList(file: string, type: string, publish: Publish): Detector {
   let entries: Map<string, string> | undefined; // uuid (or name) → name
   let signature = '';
   return {
-    dir: config.serverDir,
+    dir: path.dirname(file),
     look() {
-      const now = settledSignature(whitelistPath(config));
+      const now = settledSignature(file);
       if (now !== '' && now === signature) return;
       let seen: Map<string, string>;
       try {
-        seen = new Map(readWhitelist(config).map((e) =>
+        seen = new Map(readEntries(file).map((e) =>
           [String(typeof e.uuid === 'string' ? e.uuid.toLowerCase() : e.name), String(e.name)]));
       } catch (err) {
         // the game rewrites it in place: a half-written file says nothing yet
@@ -3930,7 +4375,7 @@ function detectWhitelist(config: Readonly<Config>, publish: Publish): Detector {
       if (before === undefined) return;
       const added = [...seen].filter(([key]) => !before.has(key)).map(([, name]) => name);
       const removed = [...before].filter(([key]) => !seen.has(key)).map(([, name]) => name);
-      if (added.length > 0 || removed.length > 0) publish('whitelist.changed', { added, removed });
+      if (added.length > 0 || removed.length > 0) publish(type, { added, removed });
     },
   };
 }
@@ -4094,7 +4539,10 @@ function createEvents(
     if (watching !== undefined) return watching.ready;
     const gameDetector = detectGame(config, clock, game, presence, publish);
     const backups: Detector = detectBackups(config, publish, () => void check([backups], true));
-    const detectors = [gameDetector, detectWhitelist(config, publish), backups, ...moreDetectors.map((make) => make(publish))];
+    const detectors = [
+      gameDetector, detectWhitelist(config, publish), ...detectModeration(config, publish), backups,
+      ...moreDetectors.map((make) => make(publish)),
+    ];
     const watchers: fs.FSWatcher[] = [];
     for (const dir of new Set(detectors.map((detector) => detector.dir))) {
       const inDir = detectors.filter((detector) => detector.dir === dir);
@@ -4240,10 +4688,11 @@ export function describeEvent(event: { type: string; [field: string]: unknown })
         + `(${warnings} in the last minute).`;
       break;
     }
-    case 'whitelist.changed': {
+    case 'whitelist.changed': case 'bans.changed': case 'ops.changed': {
+      const list = { 'whitelist.changed': 'Whitelist', 'bans.changed': 'Bans', 'ops.changed': 'Operators' }[event.type];
       const added = Array.isArray(event.added) && event.added.length > 0 ? `added ${names(event.added)}` : '';
       const removed = Array.isArray(event.removed) && event.removed.length > 0 ? `removed ${names(event.removed)}` : '';
-      text = `Whitelist: ${[added, removed].filter((part) => part !== '').join('; ')}.`;
+      text = `${list}: ${[added, removed].filter((part) => part !== '').join('; ')}.`;
       break;
     }
     case 'backup.finished': {
@@ -4399,7 +4848,7 @@ const EVENTS_ROUTE: RouteAbout = {
   description: 'Unnamed events with an id and one data line of JSON {type, time, ...} (the Event schema): '
     + 'server.started, server.ready (once a run, when the game answers its ping or logged Done), server.stopping, server.stopped (with the crash report\'s reason after a crash), player.joined, '
     + 'player.left, player.chat, player.died, player.advancement, server.lagging (at most one a minute), '
-    + 'whitelist.changed, backup.finished, and stream.reset after an unknown Last-Event-ID. '
+    + 'whitelist.changed, bans.changed, ops.changed, backup.finished, and stream.reset after an unknown Last-Event-ID. '
     + 'A comment after 15 s of quiet. '
     + 'Public; the key, as X-API-Key or as the password of HTTP Basic auth (http://relay:KEY@host:6767/api/events), '
     + 'opens one of the 8 of the 64 streams kept for it.',
@@ -5621,6 +6070,8 @@ function createMetrics(
     }
     const maxPlayers = Number(known(() => readServerProperties(config))?.['max-players']);
     const whitelist = known(() => readWhitelist(config));
+    const banned = known(() => readModerationList(config, 'banned'));
+    const ops = known(() => readModerationList(config, 'ops'));
     const version = readGameVersion(config);
     const archives = backupSummary();
 
@@ -5674,6 +6125,10 @@ function createMetrics(
     if (whitelist !== undefined) {
       family('minecraft_whitelist_players', 'gauge', 'Entries of whitelist.json.', [[{}, whitelist.length]]);
     }
+    if (banned !== undefined) {
+      family('minecraft_banned_players', 'gauge', 'Entries of banned-players.json.', [[{}, banned.length]]);
+    }
+    if (ops !== undefined) family('minecraft_operators', 'gauge', 'Entries of ops.json.', [[{}, ops.length]]);
     if (version !== undefined) {
       family('minecraft_version_info', 'gauge', 'The game server version of version_history.json.', [[{ version }, 1]]);
     }
@@ -5818,6 +6273,18 @@ const SCHEMAS: Record<string, Schema> = {
       whitelist: { type: 'array', items: { type: 'object' } },
     },
   },
+  Banned: {
+    type: 'object', required: ['ok', 'count', 'banned'], additionalProperties: false,
+    properties: {
+      ok: { const: true }, count: { type: 'integer', minimum: 0 }, banned: { type: 'array', items: { type: 'object' } },
+    },
+  },
+  Ops: {
+    type: 'object', required: ['ok', 'count', 'ops'], additionalProperties: false,
+    properties: {
+      ok: { const: true }, count: { type: 'integer', minimum: 0 }, ops: { type: 'array', items: { type: 'object' } },
+    },
+  },
   LogTail: {
     type: 'object', required: ['ok', 'file', 'lines'], additionalProperties: false,
     properties: {
@@ -5899,7 +6366,7 @@ const SCHEMAS: Record<string, Schema> = {
         behind_ms: { type: 'integer', minimum: 0 }, ticks: { type: 'integer', minimum: 0 },
         overloads: { type: 'integer', minimum: 1 },
       }),
-      eventSchema('whitelist.changed', {
+      eventSchema(['whitelist.changed', 'bans.changed', 'ops.changed'], {
         added: { type: 'array', items: { type: 'string' } }, removed: { type: 'array', items: { type: 'string' } },
       }),
       eventSchema('backup.finished', { backup: 'Backup' }),

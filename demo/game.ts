@@ -1,11 +1,13 @@
 // Simulated Minecraft Java server (vanilla 1.21.4) for gameserver-api's tests, bench and `npm run demo`.
 // bin/java, written by demo/host.ts, calls runGame() with cwd = the server folder and stdin = the tmux pane.
 // It writes vanilla log lines to logs/latest.log, records every console line it reads, and answers list, say,
-// banlist (ips), help, tellraw, whitelist add|remove|list and stop the way the real server does (docs/formats.md).
+// banlist (ips), help, tellraw, whitelist add|remove|list, kick, ban, pardon, op, deop and stop the way the real
+// server does (docs/formats.md), rewriting whitelist.json, banned-players.json and ops.json before its reply.
 // Files in <root>/control/ change it, read at each command or action: `game-era` holding `1.12` gives the 1.7-1.12
-// whitelist replies and lag warnings, `1.8` those and 1.8-1.11's achievements; `game-flavour` holding `paper` logs
-// chat from Paper's chat threads and players' commands, `forge` writes Forge's line prefix;
-// `game-ignores-whitelist` makes it neither answer nor apply a whitelist command;
+// replies and lag warnings, `1.8` those (with 1.8-1.10's "That player cannot be found") and 1.8-1.11's achievements;
+// `game-flavour` holding `paper` logs chat from Paper's chat threads and players' commands, `forge` writes Forge's
+// line prefix; `game-ignores-<command>` (`game-ignores-whitelist`, `game-ignores-ban`…) makes it neither answer nor
+// apply that command;
 // `chat-after-reply` holds a chat line (`<Alex> hi`) that a player says right after the next command's reply, once;
 // `lines-after-reply` holds a JSON list of [thread, message] logged right after the next reply, once; while
 // `console-hold` exists, console lines are recorded but wait, as on a lagging server, and run in order once it is gone;
@@ -26,6 +28,8 @@ const MC_PROTOCOL = 769; // 1.21.4's protocol number
 const MAX_PLAYERS = 20;
 const LATEST_LOG = 'logs/latest.log';
 const WHITELIST_FILE = 'whitelist.json';
+export const BANS_FILE = 'banned-players.json';
+const OPS_FILE = 'ops.json';
 const USERCACHE_FILE = 'usercache.json';
 const CONSOLE_RECORD_ARG = '-Dgameserver.console=';
 const WORLD_LOADING_MS = 300;
@@ -66,6 +70,11 @@ export interface WhitelistEntry {
   name: string;
 }
 
+/** An entry of banned-players.json (`created`, `source`, `expires`, `reason`) or ops.json (`level`, `bypassesPlayerLimit`). */
+export interface ListEntry extends WhitelistEntry {
+  [field: string]: unknown;
+}
+
 interface Game {
   controlDir: string | null;
   logFd: number;
@@ -91,8 +100,20 @@ export function offlineUuid(name: string): string {
 
 /** whitelist.json as the server writes it: Gson pretty printing, no trailing newline, entries in HashMap order. */
 export function formatWhitelist(entries: readonly WhitelistEntry[]): string {
-  const ordered = orderLikeHashMap(entries, (entry) => entry.uuid);
-  return JSON.stringify(ordered.map(({ uuid, name }) => ({ uuid, name })), null, 2);
+  return formatList(entries.map(({ uuid, name }) => ({ uuid, name })));
+}
+
+/** A player list as the server writes it: whitelist.json's layout, each entry's fields in the game's order. */
+export function formatList(entries: readonly ListEntry[]): string {
+  return JSON.stringify(orderLikeHashMap(entries, (entry) => entry.uuid), null, 2);
+}
+
+/** A ban as the game writes it: `created` in its date format, `source` the console's name. */
+export function banEntry(profile: WhitelistEntry, reason: string | undefined, source = 'Server', when = new Date()): ListEntry {
+  const offset = -when.getTimezoneOffset();
+  const zone = `${offset < 0 ? '-' : '+'}${pad2(Math.floor(Math.abs(offset) / 60))}${pad2(Math.abs(offset) % 60)}`;
+  const created = `${localDate(when)} ${clock(when)} ${zone}`;
+  return { uuid: profile.uuid, name: profile.name, created, source, expires: 'forever', reason: reason ?? 'Banned by an operator.' };
 }
 
 /** Java's String.hashCode over UTF-16 code units, with int overflow. */
@@ -210,14 +231,16 @@ function scheduleVisitors(game: Game): void {
 // ---- Whitelist ----
 
 // The real server would log a warning and start from an empty list; the next save then overwrites the file.
-function readWhitelist(): WhitelistEntry[] {
+function readList(file: string): ListEntry[] {
   try {
-    const entries: unknown = JSON.parse(fs.readFileSync(WHITELIST_FILE, 'utf8'));
-    return Array.isArray(entries) ? (entries as WhitelistEntry[]) : [];
+    const entries: unknown = JSON.parse(fs.readFileSync(file, 'utf8'));
+    return Array.isArray(entries) ? (entries as ListEntry[]) : [];
   } catch {
     return [];
   }
 }
+
+const readWhitelist = (): WhitelistEntry[] => readList(WHITELIST_FILE);
 
 // A missing server.properties means the defaults, and online-mode defaults to true.
 function isOnlineMode(): boolean {
@@ -304,6 +327,95 @@ function listWhitelist(game: Game): void {
   writeLog(game, `There are ${names.length} whitelisted player(s): ${names.join(', ')}`);
 }
 
+// ---- Moderation ----
+
+// Each writes its file before its reply, as StoredUserList saves on every change. 1.13+ names the canonical profile
+// and checks for no-ops; 1.8-1.12 name the player as typed, ban and op again without a word, and find the entry to
+// remove by name in any letter case (docs/formats.md, moderation replies).
+
+function kick(game: Game, name: string, reason: string | undefined): void {
+  const player = [...game.online].find((online) => online.toLowerCase() === name.toLowerCase());
+  const era = controlFile(game, 'game-era');
+  if (player === undefined) {
+    if (era === '1.8') return writeLog(game, 'That player cannot be found');
+    return writeLog(game, era === '1.12' ? `Player '${name}' cannot be found` : 'No player was found');
+  }
+  // 1.13+ disconnects the player, then tells; 1.8-1.12 tell, and the player leaves at the next tick
+  if (!isOldEra(game)) {
+    disconnectPlayer(game, player, reason ?? 'Kicked by an operator');
+    return writeLog(game, `Kicked ${player}: ${reason ?? 'Kicked by an operator'}`);
+  }
+  writeLog(game, reason === undefined ? `Kicked ${player} from the game` : `Kicked ${player} from the game: '${reason}'`);
+  disconnectPlayer(game, player, reason ?? 'Kicked by an operator.');
+}
+
+function disconnectBanned(game: Game, profile: WhitelistEntry, farewell: string): void {
+  const player = [...game.online].find((online) => online.toLowerCase() === profile.name.toLowerCase());
+  if (player !== undefined) disconnectPlayer(game, player, farewell);
+}
+
+function ban(game: Game, name: string, reason: string | undefined): void {
+  const bans = readList(BANS_FILE);
+  const profile = resolveProfile(name, readWhitelist());
+  if (isOldEra(game)) {
+    if (!profile) return writeLog(game, `Could not ban player ${name}`);
+    fs.writeFileSync(BANS_FILE, formatList([...bans.filter((e) => e.uuid !== profile.uuid), banEntry(profile, reason)]));
+    disconnectBanned(game, profile, 'You are banned from this server.');
+    return writeLog(game, `Banned player ${name}`);
+  }
+  if (!profile) return writeLog(game, 'That player does not exist');
+  if (bans.some((e) => e.uuid === profile.uuid)) return writeLog(game, 'Nothing changed. The player is already banned');
+  const entry = banEntry(profile, reason);
+  fs.writeFileSync(BANS_FILE, formatList([...bans, entry]));
+  writeLog(game, `Banned ${profile.name}: ${String(entry.reason)}`);
+  disconnectBanned(game, profile, 'You are banned from this server');
+}
+
+function pardon(game: Game, name: string): void {
+  const bans = readList(BANS_FILE);
+  const oldEra = isOldEra(game);
+  const profile = oldEra ? bans.find(hasName(name)) : resolveProfile(name, readWhitelist());
+  if (!profile) return writeLog(game, oldEra ? `Could not unban player ${name}` : 'That player does not exist');
+  const kept = bans.filter((e) => e.uuid !== profile.uuid);
+  if (kept.length === bans.length) return writeLog(game, 'Nothing changed. The player isn\'t banned');
+  fs.writeFileSync(BANS_FILE, formatList(kept));
+  writeLog(game, oldEra ? `Unbanned player ${name}` : `Unbanned ${profile.name}`);
+}
+
+function op(game: Game, name: string): void {
+  const ops = readList(OPS_FILE);
+  const profile = resolveProfile(name, readWhitelist());
+  const oldEra = isOldEra(game);
+  if (!profile) return writeLog(game, oldEra ? `Could not op ${name}` : 'That player does not exist');
+  const listed = ops.some((e) => e.uuid === profile.uuid);
+  if (listed && !oldEra) return writeLog(game, 'Nothing changed. The player already is an operator');
+  const entry = { uuid: profile.uuid, name: profile.name, level: 4, bypassesPlayerLimit: false };
+  fs.writeFileSync(OPS_FILE, formatList([...ops.filter((e) => e.uuid !== profile.uuid), entry]));
+  writeLog(game, oldEra ? `Opped ${name}` : `Made ${profile.name} a server operator`);
+}
+
+function deop(game: Game, name: string): void {
+  const ops = readList(OPS_FILE);
+  const oldEra = isOldEra(game);
+  const profile = oldEra ? ops.find(hasName(name)) : resolveProfile(name, readWhitelist());
+  if (!profile) return writeLog(game, oldEra ? `Could not de-op ${name}` : 'That player does not exist');
+  const kept = ops.filter((e) => e.uuid !== profile.uuid);
+  if (kept.length === ops.length) return writeLog(game, 'Nothing changed. The player is not an operator');
+  fs.writeFileSync(OPS_FILE, formatList(kept));
+  writeLog(game, oldEra ? `De-opped ${name}` : `Made ${profile.name} no longer a server operator`);
+}
+
+function listBans(game: Game): void {
+  const bans = readList(BANS_FILE);
+  if (isOldEra(game)) {
+    writeLog(game, `There are ${bans.length} total banned players:`);
+    return writeLog(game, bans.map((e) => e.name).join(', '));
+  }
+  if (bans.length === 0) return writeLog(game, 'There are no bans');
+  writeLog(game, `There are ${bans.length} ban(s):`);
+  for (const e of bans) writeLog(game, `${e.name} was banned by ${String(e.source)}: ${String(e.reason)}`);
+}
+
 // ---- Console ----
 
 const HELP_LINES: readonly string[] = Array.from({ length: 110 }, (_, i) => `/command${String(i + 1).padStart(3, '0')} <arguments>`);
@@ -327,17 +439,19 @@ function runCommand(game: Game, text: string): void {
     writeLog(game, 'There are 1 ban(s):');
     return writeLog(game, '203.0.113.66 was banned by Server: Griefing');
   }
-  if (command === 'banlist') {
-    writeLog(game, 'There are 2 ban(s):');
-    writeLog(game, 'Griefer_1 was banned by Server: Griefing');
-    return writeLog(game, 'Spammer_2 was banned by Alex: Spam');
-  }
+  if (command === 'banlist' || command === 'banlist players') return listBans(game);
   // one line per command, as vanilla's help prints them: more than a reply window holds
   if (command === 'help') return HELP_LINES.forEach((line) => writeLog(game, line));
   if (command === 'whitelist list') return listWhitelist(game);
-  if (words[0] === 'whitelist' && controlFile(game, 'game-ignores-whitelist') !== null) return;
+  if (controlFile(game, `game-ignores-${words[0]}`) !== null) return;
   if (words.length === 3 && words[0] === 'whitelist' && words[1] === 'add') return addToWhitelist(game, words[2]);
   if (words.length === 3 && words[0] === 'whitelist' && words[1] === 'remove') return removeFromWhitelist(game, words[2]);
+  const reason = words.length > 2 ? words.slice(2).join(' ') : undefined;
+  if (words.length >= 2 && words[0] === 'kick') return kick(game, words[1], reason);
+  if (words.length >= 2 && words[0] === 'ban') return ban(game, words[1], reason);
+  if (words.length === 2 && words[0] === 'pardon') return pardon(game, words[1]);
+  if (words.length === 2 && words[0] === 'op') return op(game, words[1]);
+  if (words.length === 2 && words[0] === 'deop') return deop(game, words[1]);
   if (command === 'stop') return stopServer(game, true);
   reportUnknownCommand(game, command);
 }

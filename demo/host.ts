@@ -10,7 +10,7 @@ import type { AddressInfo } from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { formatWhitelist, offlineUuid, SIMULATED_PLAYERS } from './game';
+import { banEntry, BANS_FILE, formatList, formatWhitelist, offlineUuid, SIMULATED_PLAYERS } from './game';
 
 export interface HostOptions {
   root?: string;            // default: a new folder os.tmpdir()/gameserver-host-XXXXXX
@@ -61,6 +61,7 @@ const SYSTEM_PATH = process.env.PATH || '/usr/local/sbin:/usr/local/bin:/usr/sbi
 const SCRIPTS_DIR = path.resolve(__dirname, '..', '..', 'demo');
 const GAME_SCRIPT = path.join(__dirname, 'game.js');
 const WHITELISTED_PLAYERS = ['Alex', 'Steve'];
+const BANNED_PLAYERS: ReadonlyArray<[name: string, source: string, reason: string]> = [['Griefer_1', 'Server', 'Griefing'], ['Spammer_2', 'Alex', 'Spam']];
 
 // ---- Small helpers ----
 
@@ -206,6 +207,8 @@ function writeServerDir(serverDir: string, onlineMode: boolean, port: number): v
   const whitelist = WHITELISTED_PLAYERS.map((name) => ({ uuid: offlineUuid(name), name }));
   fs.writeFileSync(path.join(serverDir, 'whitelist.json'), formatWhitelist(whitelist));
   fs.writeFileSync(path.join(serverDir, 'usercache.json'), userCache());
+  fs.writeFileSync(path.join(serverDir, BANS_FILE), formatList(BANNED_PLAYERS.map(([name, source, reason]) =>
+    banEntry({ uuid: offlineUuid(name), name }, reason, source, new Date('2026-11-19T20:30:00Z')))));
   fs.writeFileSync(path.join(serverDir, 'version_history.json'), '{"currentVersion":"git-Paper-211 (MC: 1.21.4)"}');
   fs.writeFileSync(path.join(logsDir, '2026-11-21-1.log.gz'), gzipSync(OLDER_RUN_LOG));
   fs.writeFileSync(path.join(logsDir, 'latest.log'), OLD_LATEST_LOG);

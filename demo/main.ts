@@ -25,6 +25,11 @@ const SAMPLE_BODIES: Record<string, string> = {
   '/api/say': '{"text":"Hello from curl","from":"Admin"}',
   '/api/whitelist/add': '{"player":"Alex"}',
   '/api/whitelist/remove': '{"player":"Alex"}',
+  '/api/players/kick': '{"player":"Steve","reason":"Take a break"}',
+  '/api/players/ban': '{"player":"Griefer_9","reason":"Griefing"}',
+  '/api/players/pardon': '{"player":"Griefer_9"}',
+  '/api/players/op': '{"player":"Alex"}',
+  '/api/players/deop': '{"player":"Alex"}',
 };
 
 interface Endpoint {
