@@ -3518,7 +3518,7 @@ type ModerationAction = 'kick' | 'ban' | 'pardon' | 'op' | 'deop';
 type ModerationList = 'banned' | 'ops';
 
 const LIST_FILES: Record<ModerationList, string> = { banned: 'banned-players.json', ops: 'ops.json' };
-const LIST_EVENTS: Record<ModerationList, string> = { banned: 'bans.changed', ops: 'ops.changed' };
+const LIST_EVENTS: Record<ModerationList, ListEventType> = { banned: 'bans.changed', ops: 'ops.changed' };
 
 // The body as the API description shows it, and as validateReason reads it (a test holds them to each other)
 const REASON_BODY: Schema = {
@@ -4094,6 +4094,125 @@ interface ApiEvent {
   [field: string]: unknown;
 }
 
+/** Who was added to a list of the game's and who removed, by the file (whoever changed it). */
+interface ListChange {
+  added: string[];
+  removed: string[];
+}
+
+/** The fields of each event type the daemon publishes. */
+interface EventFields {
+  'server.started': { pid: number };
+  'server.ready': { pid: number };
+  'server.stopping': Record<string, never>;
+  'server.stopped': { pid: number; crashed: boolean; reason?: string };
+  'player.joined': { player: string };
+  'player.left': { player: string };
+  'player.chat': { player: string; text: string };
+  'player.died': { player: string; message: string };
+  'player.advancement': { player: string; advancement: string; kind: AdvancementKind };
+  'server.lagging': { behind_ms: number; ticks: number; overloads: number };
+  'whitelist.changed': ListChange;
+  'bans.changed': ListChange;
+  'ops.changed': ListChange;
+  'backup.finished': { backup: BackupEntry };
+}
+type EventType = keyof EventFields;
+
+type Publish = <T extends EventType>(type: T, fields: EventFields[T]) => void;
+
+/** What the API says of an event type, the schema of its fields, and its line in a chat channel. */
+interface EventKind<T extends EventType> {
+  about: string; // in the events route's description
+  fields: Record<string, Schema>;
+  optional?: Record<string, Schema>;
+  discord(event: EventFields[T]): string; // EVENT_WEBHOOK_FORMAT=discord: players' text escaped (escapeForDiscord)
+}
+
+const PID_SCHEMA: Schema = { type: 'integer', minimum: 1 };
+const NAMES_SCHEMA: Schema = { type: 'array', items: { type: 'string' } };
+type ListEventType = 'whitelist.changed' | 'bans.changed' | 'ops.changed';
+const listChangeKind = <T extends ListEventType>(name: string): EventKind<T> => ({
+  about: `${name.toLowerCase()} changed by anyone`,
+  fields: { added: NAMES_SCHEMA, removed: NAMES_SCHEMA },
+  discord: ({ added, removed }) => `${name}: ${[
+    added.length > 0 ? `added ${added.map(escapeForDiscord).join(', ')}` : '',
+    removed.length > 0 ? `removed ${removed.map(escapeForDiscord).join(', ')}` : '',
+  ].filter((part) => part !== '').join('; ')}.`,
+});
+
+/**
+ * Every event type, in the order the API lists them: a type published without its row here, or a row without its
+ * description, schema or Discord line, does not compile (docs/api.md#get-apievents).
+ */
+const EVENT_KINDS: { readonly [T in EventType]: EventKind<T> } = {
+  'server.started': {
+    about: 'the game\'s process started', fields: { pid: PID_SCHEMA },
+    discord: ({ pid }) => `The Minecraft server started (pid ${pid}).`,
+  },
+  'server.ready': {
+    about: 'once a run, when the game answers its ping or logged Done', fields: { pid: PID_SCHEMA },
+    discord: ({ pid }) => `The Minecraft server is ready: players can join (pid ${pid}).`,
+  },
+  'server.stopping': {
+    about: 'the game logged its shutdown', fields: {}, discord: () => 'The Minecraft server is stopping.',
+  },
+  'server.stopped': {
+    about: 'the process ended; crashed, with the crash report\'s reason after a crash',
+    fields: { pid: PID_SCHEMA, crashed: { type: 'boolean' } },
+    optional: { reason: { type: 'string', maxLength: CRASH_REASON_MAX_CHARS } },
+    discord: ({ pid, crashed, reason }) => {
+      if (reason !== undefined) return `The Minecraft server crashed: ${escapeForDiscord(reason)} (pid ${pid}).`;
+      return crashed
+        ? `The Minecraft server stopped without shutting down: it crashed or was killed (pid ${pid}).`
+        : `The Minecraft server stopped (pid ${pid}).`;
+    },
+  },
+  'player.joined': {
+    about: 'a player joined', fields: { player: { type: 'string' } },
+    discord: ({ player }) => `${escapeForDiscord(player)} joined the game.`,
+  },
+  'player.left': {
+    about: 'a player left', fields: { player: { type: 'string' } },
+    discord: ({ player }) => `${escapeForDiscord(player)} left the game.`,
+  },
+  'player.chat': {
+    about: 'a player online wrote in chat',
+    fields: { player: { type: 'string' }, text: { type: 'string', maxLength: EVENT_TEXT_MAX_CHARS } },
+    discord: ({ player, text }) => `${escapeForDiscord(`<${player}>`)} ${escapeForDiscord(text)}`,
+  },
+  'player.died': {
+    about: 'a player online died',
+    fields: { player: { type: 'string' }, message: { type: 'string', maxLength: EVENT_TEXT_MAX_CHARS } },
+    discord: ({ message }) => escapeForDiscord(message),
+  },
+  'player.advancement': {
+    about: 'a player online made an advancement',
+    fields: {
+      player: { type: 'string' }, advancement: { type: 'string', maxLength: EVENT_TEXT_MAX_CHARS },
+      kind: { enum: Object.keys(ADVANCEMENT_VERBS) },
+    },
+    discord: ({ player, advancement, kind }) =>
+      escapeForDiscord(`${player} ${ADVANCEMENT_VERBS[kind]} [${advancement}]`),
+  },
+  'server.lagging': {
+    about: 'the server falls behind, at most one a minute',
+    fields: {
+      behind_ms: { type: 'integer', minimum: 0 }, ticks: { type: 'integer', minimum: 0 },
+      overloads: { type: 'integer', minimum: 1 },
+    },
+    discord: ({ behind_ms: behindMs, overloads }) => `The server is lagging: ${(behindMs / 1000).toFixed(1)} s behind `
+      + `(${overloads === 1 ? '1 warning' : `${overloads} warnings`} in the last minute).`,
+  },
+  'whitelist.changed': listChangeKind('Whitelist'),
+  'bans.changed': listChangeKind('Bans'),
+  'ops.changed': listChangeKind('Operators'),
+  'backup.finished': {
+    about: 'a new archive holds still', fields: { backup: 'Backup' },
+    discord: ({ backup }) => `Backup finished: ${escapeForDiscord(backup.name)} (${backup.size}).`,
+  },
+};
+
 /** The one wire format of a stream: an event's `data:` line of JSON after its `id:` (a reset has none). */
 function sseFrame(data: string, id?: string): string {
   return id === undefined ? `data: ${data}\n\n` : `id: ${id}\ndata: ${data}\n\n`;
@@ -4145,8 +4264,6 @@ function createEventLog(): EventLog {
   };
 }
 
-type Publish = (type: string, fields?: Record<string, unknown>) => void;
-
 /** A detector of changes on the host: its first look takes the starting state, without events. */
 interface Detector {
   dir: string; // the folder whose changes it looks at (a pulse looks at everything)
@@ -4180,7 +4297,7 @@ function detectGame(
   const apply = (change: LineMeaning): void => {
     switch (change.type) {
       case 'server.stopping':
-        if (!stopping) publish('server.stopping');
+        if (!stopping) publish('server.stopping', {});
         stopping = true;
         break;
       case 'player.joined':
@@ -4352,7 +4469,7 @@ const detectWhitelist = (config: Readonly<Config>, publish: Publish): Detector =
   detectPlayerList(whitelistPath(config), 'whitelist.changed', publish);
 
 /** A player list changed, by the API or anyone else: `type` with who was added and who removed (by UUID, else name). */
-function detectPlayerList(file: string, type: string, publish: Publish): Detector {
+function detectPlayerList(file: string, type: ListEventType, publish: Publish): Detector {
   let entries: Map<string, string> | undefined; // uuid (or name) → name
   let signature = '';
   return {
@@ -4464,7 +4581,7 @@ function createEvents(
   let checking = false;
   let due = new Map<Detector, boolean>(); // detectors asked to look (true) or glance (false) at the host
 
-  const publish: Publish = (type, fields = {}) => {
+  const publish: Publish = (type, fields) => {
     const event: ApiEvent = { type, time: new Date().toISOString(), ...fields };
     const data = JSON.stringify(event);
     const frame = kept.append(data);
@@ -4662,46 +4779,9 @@ export function escapeForDiscord(text: string): string {
  * a death message, a datapack's advancement title) reaches the channel through escapeForDiscord().
  */
 export function describeEvent(event: { type: string; [field: string]: unknown }): string {
-  const plain = (value: unknown): string => escapeForDiscord(String(value));
-  const names = (value: unknown): string => (Array.isArray(value) ? value.map(plain).join(', ') : '');
-  let text: string;
-  switch (event.type) {
-    case 'server.started': text = `The Minecraft server started (pid ${event.pid}).`; break;
-    case 'server.ready': text = `The Minecraft server is ready: players can join (pid ${event.pid}).`; break;
-    case 'server.stopping': text = 'The Minecraft server is stopping.'; break;
-    case 'server.stopped':
-      if (event.reason !== undefined) text = `The Minecraft server crashed: ${plain(event.reason)} (pid ${event.pid}).`;
-      else if (event.crashed) {
-        text = `The Minecraft server stopped without shutting down: it crashed or was killed (pid ${event.pid}).`;
-      } else text = `The Minecraft server stopped (pid ${event.pid}).`;
-      break;
-    case 'player.joined': text = `${plain(event.player)} joined the game.`; break;
-    case 'player.left': text = `${plain(event.player)} left the game.`; break;
-    case 'player.chat': text = `${plain(`<${event.player}>`)} ${plain(event.text)}`; break;
-    case 'player.died': text = plain(event.message); break;
-    case 'player.advancement':
-      text = plain(`${event.player} ${ADVANCEMENT_VERBS[event.kind as AdvancementKind]} [${event.advancement}]`);
-      break;
-    case 'server.lagging': {
-      const warnings = event.overloads === 1 ? '1 warning' : `${event.overloads} warnings`;
-      text = `The server is lagging: ${(Number(event.behind_ms) / 1000).toFixed(1)} s behind `
-        + `(${warnings} in the last minute).`;
-      break;
-    }
-    case 'whitelist.changed': case 'bans.changed': case 'ops.changed': {
-      const list = { 'whitelist.changed': 'Whitelist', 'bans.changed': 'Bans', 'ops.changed': 'Operators' }[event.type];
-      const added = Array.isArray(event.added) && event.added.length > 0 ? `added ${names(event.added)}` : '';
-      const removed = Array.isArray(event.removed) && event.removed.length > 0 ? `removed ${names(event.removed)}` : '';
-      text = `${list}: ${[added, removed].filter((part) => part !== '').join('; ')}.`;
-      break;
-    }
-    case 'backup.finished': {
-      const backup = event.backup as { name?: unknown; size?: unknown };
-      text = `Backup finished: ${plain(backup.name)} (${String(backup.size)}).`;
-      break;
-    }
-    default: text = `Event ${plain(event.type)}.`;
-  }
+  const kind = (EVENT_KINDS as Record<string, EventKind<EventType> | undefined>)[event.type];
+  // EventKind<T>'s line takes its own type's fields: the table pairs each type with its own
+  const text = kind === undefined ? `Event ${escapeForDiscord(event.type)}.` : kind.discord(event as never);
   return text.length > DISCORD_CONTENT_MAX_CHARS ? `${text.slice(0, DISCORD_CONTENT_MAX_CHARS - 1)}…` : text;
 }
 
@@ -4846,10 +4926,8 @@ function createWebhook(config: Readonly<Config>): Webhook {
 const EVENTS_ROUTE: RouteAbout = {
   summary: 'Live events (Server-Sent Events)',
   description: 'Unnamed events with an id and one data line of JSON {type, time, ...} (the Event schema): '
-    + 'server.started, server.ready (once a run, when the game answers its ping or logged Done), server.stopping, server.stopped (with the crash report\'s reason after a crash), player.joined, '
-    + 'player.left, player.chat, player.died, player.advancement, server.lagging (at most one a minute), '
-    + 'whitelist.changed, bans.changed, ops.changed, backup.finished, and stream.reset after an unknown Last-Event-ID. '
-    + 'A comment after 15 s of quiet. '
+    + `${Object.entries(EVENT_KINDS).map(([type, { about }]) => `${type} (${about})`).join(', ')}, `
+    + 'and stream.reset after an unknown Last-Event-ID. A comment after 15 s of quiet. '
     + 'Public; the key, as X-API-Key or as the password of HTTP Basic auth (http://relay:KEY@host:6767/api/events), '
     + 'opens one of the 8 of the 64 streams kept for it.',
   parameters: [
@@ -6345,46 +6423,18 @@ const SCHEMAS: Record<string, Schema> = {
   // the JSON of an event's data line (docs/api.md#get-apievents)
   Event: {
     oneOf: [
-      eventSchema('server.started', { pid: { type: 'integer', minimum: 1 } }),
-      eventSchema('server.ready', { pid: { type: 'integer', minimum: 1 } }),
-      eventSchema('server.stopping', {}),
-      eventSchema('server.stopped', { pid: { type: 'integer', minimum: 1 }, crashed: { type: 'boolean' } }, {
-        reason: { type: 'string', maxLength: CRASH_REASON_MAX_CHARS },
-      }),
-      eventSchema(['player.joined', 'player.left'], { player: { type: 'string' } }),
-      eventSchema('player.chat', {
-        player: { type: 'string' }, text: { type: 'string', maxLength: EVENT_TEXT_MAX_CHARS },
-      }),
-      eventSchema('player.died', {
-        player: { type: 'string' }, message: { type: 'string', maxLength: EVENT_TEXT_MAX_CHARS },
-      }),
-      eventSchema('player.advancement', {
-        player: { type: 'string' }, advancement: { type: 'string', maxLength: EVENT_TEXT_MAX_CHARS },
-        kind: { enum: Object.keys(ADVANCEMENT_VERBS) },
-      }),
-      eventSchema('server.lagging', {
-        behind_ms: { type: 'integer', minimum: 0 }, ticks: { type: 'integer', minimum: 0 },
-        overloads: { type: 'integer', minimum: 1 },
-      }),
-      eventSchema(['whitelist.changed', 'bans.changed', 'ops.changed'], {
-        added: { type: 'array', items: { type: 'string' } }, removed: { type: 'array', items: { type: 'string' } },
-      }),
-      eventSchema('backup.finished', { backup: 'Backup' }),
+      ...Object.entries(EVENT_KINDS).map(([type, kind]) => eventSchema(type, kind.fields, kind.optional)),
       eventSchema('stream.reset', {}),
     ],
   },
 };
 
 /** One event type's schema: `type`, `time`, and its fields. */
-function eventSchema(
-  type: string | string[],
-  fields: Record<string, Schema>,
-  optional: Record<string, Schema> = {},
-): Schema {
+function eventSchema(type: string, fields: Record<string, Schema>, optional: Record<string, Schema> = {}): Schema {
   return {
     type: 'object', required: ['type', 'time', ...Object.keys(fields)], additionalProperties: false,
     properties: {
-      type: Array.isArray(type) ? { enum: type } : { const: type }, time: { type: 'string', format: 'date-time' },
+      type: { const: type }, time: { type: 'string', format: 'date-time' },
       ...fields, ...optional,
     },
   };
