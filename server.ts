@@ -539,7 +539,10 @@ function createDaemon(config: Readonly<Config>, clock: Clock = readClock()): Dae
       events.close(); // streams would hold the close for ever; their clients reconnect elsewhere or later
       server.closeIdleConnections();
       let timer: NodeJS.Timeout | undefined;
-      await Promise.race([drained, new Promise<void>((resolve) => (timer = setTimeout(resolve, graceMs)))]);
+      const late = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(true), graceMs)));
+      if (await Promise.race([drained.then(() => false), late])) {
+        log(`requests still in flight after ${graceMs / 1000} s are cut`);
+      }
       clearTimeout(timer);
       features.report.stop();
       server.closeAllConnections();

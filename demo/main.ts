@@ -14,7 +14,7 @@ import * as path from 'node:path';
 import { createHost, Host, ROOT_MARKER, unitNodeArgs } from './host';
 
 const DAEMON_SCRIPT = path.resolve(__dirname, '..', 'server.js');
-const START_UP_TIMEOUT_MS = 10_000;
+const START_UP_TIMEOUT_MS = 60_000; // a busy machine: the daemon's own start takes 0.3 s on a quiet one
 const DAEMON_STOP_TIMEOUT_MS = 7_000;
 const LAUNCHER_POLL_MS = 250;
 const DEFAULT_HOST = '127.0.0.1';
@@ -77,7 +77,7 @@ function spawnDaemon(host: Host, key: string, bindHost: string, port: string): C
 function waitForStartUpLine(daemon: ChildProcess): Promise<void> {
   return new Promise((resolve, reject) => {
     let seen = '';
-    const timer = setTimeout(() => reject(new Error('the daemon printed no start-up line within 10 s')), START_UP_TIMEOUT_MS);
+    const timer = setTimeout(() => reject(new Error('the daemon printed no start-up line within 60 s')), START_UP_TIMEOUT_MS);
     daemon.stdout?.on('data', (chunk: Buffer) => {
       seen += chunk.toString('utf8');
       if (seen.split('\n').some((line) => line.startsWith(START_UP_PREFIX) && line.includes(' listening on '))) {
