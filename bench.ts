@@ -4,7 +4,8 @@
 // frequency, other load) hits both, on a host's 100 MiB latest.log that the game writes to as a busy server does. Then
 // a 2000-line tail and presence on a 1 GiB log, live events, and memory.
 // `npm run bench -- --profile` profiles the daemon under that load instead, `npm run bench -- --bridge` measures the
-// chat bridge alone (docs/performance.md).
+// chat bridge alone, `npm run bench -- --backlog` a fresh daemon on a 1 GiB log and 900 MiB appended unread, and
+// `npm run bench -- --still` the routes on a log nobody writes while they are asked (docs/performance.md).
 // It reports held or missed for each target and never fails on a missed one. Exit: 0 done, 1 error, 130 interrupted.
 
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
@@ -426,9 +427,10 @@ async function bench(): Promise<void> {
   }
 
   // ---- Routes: bare and daemon alternated, several rounds, while the game writes to its log ----
+  const still = process.argv.includes('--still');
   log(`\n### Routes (wrk -t1 -c${CONNECTIONS}, ${WRK_SECONDS} s each after ${WRK_WARMUP_SECONDS} s of warm-up, ${ROUNDS} rounds, bare measured just before each route;`);
-  log(`a ${HOST_LOG_BYTES / MIB} MiB latest.log that grows by a line every ${LIVE_LINE_MS} ms)`);
-  const liveLog = await startLiveLog(logPath);
+  log(still ? `a ${HOST_LOG_BYTES / MIB} MiB latest.log that nobody writes meanwhile)` : `a ${HOST_LOG_BYTES / MIB} MiB latest.log that grows by a line every ${LIVE_LINE_MS} ms)`);
+  const liveLog = still ? undefined : await startLiveLog(logPath);
   const runs = new Map<string, Array<{ bare: Load; daemon: Load }>>(routes.map((route) => [route, []]));
   for (let round = 1; round <= ROUNDS; round++) {
     for (const route of routes) {
@@ -438,7 +440,7 @@ async function bench(): Promise<void> {
     }
     log(`  round ${round} done`);
   }
-  await stopProcess(liveLog);
+  if (liveLog !== undefined) await stopProcess(liveLog);
   const peak = { bare: readMemoryKiB(bare.child.pid!).hwmKiB, daemon: readMemoryKiB(daemon.child.pid!).hwmKiB };
   log('');
   log('| route | req/s | bare req/s | of bare (median, range) | p50 / p99 ms | bare p50 / p99 ms | CPU µs/req | bare CPU µs/req | CPU of bare | non-2xx |');
