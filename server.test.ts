@@ -1366,9 +1366,17 @@ const N8N_DIR = path.join(__dirname, '..', 'docs', 'n8n');
 const N8N_API_BASE = 'http://game1.example:6767';   // the one address a workflow file holds: the user sets theirs
 const N8N_KEY_PLACEHOLDER = 'REPLACE_WITH_THE_API_KEY';
 const N8N_CREDENTIALS: Record<string, string[]> = {
-  httpHeaderAuth: ['X-API-Key', 'gameserver-api relay bot'],
+  httpHeaderAuth: ['X-API-Key', 'gameserver-api relay bot', 'Discord bot token'],
   discordWebhookApi: ['Discord channel webhook'],
 };
+/** Discord's API as the workflows' Settings name it, and the calls they make of it once the settings are filled in. */
+const DISCORD_API = 'https://discord.com/api/v10';
+const DISCORD_SETTINGS = { discordApi: DISCORD_API, applicationId: '1111', guildId: '2222' };
+const DISCORD_CALLS: ReadonlyArray<{ method: string; path: string; credential?: string }> = [
+  // the interaction's token authorises the edit of its reply: no bot token
+  { method: 'PATCH', path: '/webhooks/1111/interaction-token/messages/@original' },
+  { method: 'PUT', path: '/applications/1111/guilds/2222/commands', credential: 'Discord bot token' },
+];
 interface N8nNode { id: string; name: string; type: string; typeVersion: number; parameters: Record<string, any>; credentials?: Record<string, { id: string; name: string }>; webhookId?: string }
 interface N8nWorkflow { id: string; name: string; nodes: N8nNode[]; connections: Record<string, { main: Array<Array<{ node: string; type: string; index: number }>> }>; settings: { executionOrder: string } }
 const n8nWorkflows = () => fs.readdirSync(N8N_DIR).filter((file) => file.endsWith('.json')).sort()
@@ -1382,11 +1390,11 @@ const stringsIn = (value: unknown): string[] => typeof value === 'string' ? [val
  * A parameter as n8n reads it: one that starts with `=` has each `{{ … }}` replaced by the value of the JavaScript in
  * it, given `$json` (the node's input item) and `$('Node')` (another node's item).
  */
-function n8nEvaluate(parameter: string, $json: unknown, items: Record<string, unknown> = {}): string {
+function n8nEvaluate(parameter: string, $json: unknown, items: Record<string, unknown> = {}, context: Record<string, unknown> = {}): string {
   if (!parameter.startsWith('=')) return parameter;
-  const $ = (node: string) => ({ item: { json: items[node] } });
+  const $ = (node: string) => ({ item: { json: items[node] }, first: () => ({ json: items[node] }) });
   return parameter.slice(1).replace(/\{\{([\s\S]*?)\}\}/g, (_, code: string) => {
-    const value = new Function('$json', '$', `return (${code});`)($json, $) as unknown;
+    const value = new Function('$json', '$', ...Object.keys(context), `return (${code});`)($json, $, ...Object.values(context)) as unknown;
     return typeof value === 'string' ? value : JSON.stringify(value);
   });
 }
@@ -1421,8 +1429,10 @@ const DISCORD_ESCAPE_CASES: ReadonlyArray<readonly [string, string]> = [
 const DISCORD_ESCAPE = escapeForDiscord.toString().match(/\.replace\(.*\)/g)!.join('');
 
 describe('docs/n8n: the relay\'s workflows as files', () => {
-  test('docs/n8n holds one workflow file per recipe: the chat command, events to Discord, the chat bridge, the whitelist request', () => {
-    assert.deepEqual(n8nWorkflows().map((w) => w.file), ['chat-bridge.json', 'chat-command.json', 'events-to-discord.json', 'whitelist-request.json']);
+  test('docs/n8n holds one workflow file per recipe: the chat command, events to Discord, the chat bridge, the whitelist request, the slash commands and their registration, the scheduled restart', () => {
+    assert.deepEqual(n8nWorkflows().map((w) => w.file), [
+      'chat-bridge.json', 'chat-command.json', 'discord-commands.json', 'events-to-discord.json', 'register-commands.json', 'scheduled-restart.json', 'whitelist-request.json',
+    ]);
   });
   for (const { file, text } of n8nWorkflows()) {
     const workflow = JSON.parse(text) as N8nWorkflow;
@@ -1439,8 +1449,16 @@ describe('docs/n8n: the relay\'s workflows as files', () => {
       }
     });
 
-    test(`${file}: every HTTP Request node names a route of the table with its method, sends the key exactly where the route needs it, and passes every answer on`, () => {
+    test(`${file}: every HTTP Request node names a route of the table (or a Discord call) with its method, sends the key exactly where the route needs it, and passes every answer on`, () => {
       for (const node of n8nNodes(workflow, 'httpRequest')) {
+        if (node.parameters.url.startsWith("={{ $('Settings').item.json.discordApi }}/")) {
+          const url = n8nEvaluate(node.parameters.url, {}, { Settings: DISCORD_SETTINGS, Interaction: { body: { token: 'interaction-token' } } });
+          const call = DISCORD_CALLS.find((c) => `${DISCORD_API}${c.path}` === url && c.method === node.parameters.method);
+          assert.ok(call !== undefined, `${node.name}: ${node.parameters.method} ${url}`);
+          assert.equal(node.credentials?.httpHeaderAuth.name, call.credential, node.name);
+          assert.deepEqual(node.parameters.options.response.response, { fullResponse: true, neverError: true });
+          continue;
+        }
         const route = /^=\{\{ \$\('Settings'\)\.item\.json\.apiBase \}\}(\/[a-z/]*)$/.exec(node.parameters.url)?.[1];
         const described = DESCRIBED_ROUTES.find((r) => r.route === route && r.method === node.parameters.method);
         assert.ok(described !== undefined, `${node.name}: ${node.parameters.method} ${node.parameters.url}`);
@@ -1461,7 +1479,7 @@ describe('docs/n8n: the relay\'s workflows as files', () => {
         for (const name of ['jsonBody', 'responseBody']) {
           const body = node.parameters[name] as string | undefined;
           if (body === undefined) continue;
-          assert.match(body, /^=\{\{ JSON\.stringify\(\{[\s\S]*\}\) \}\}$/, `${node.name}.${name}`);
+          assert.match(body, /^=\{\{ JSON\.stringify\((?:\{[\s\S]*\}|\$json\.[a-z]+)\) \}\}$/, `${node.name}.${name}`);
           assert.equal(body.match(/\{\{/g)?.length, 1, `${node.name}.${name} is one expression`);
         }
       }
@@ -1474,6 +1492,7 @@ describe('docs/n8n: the relay\'s workflows as files', () => {
         for (const token of value.match(/[A-Za-z0-9_-]{32,}/g) ?? []) assert.match(token, /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/, `${token} in ${file}`);
         assert.doesNotMatch(value, /discord(app)?\.com\/api\/webhooks/);
         for (const url of value.match(/https?:\/\/[^\s"'`)]+/g) ?? []) {
+          if (url === DISCORD_API) continue;
           const { host, password } = new URL(url.replace(/\{\{.*$/, ''));
           assert.equal(host, new URL(N8N_API_BASE).host, `${url} in ${file}`);
           assert.ok(password === '' || password === N8N_KEY_PLACEHOLDER, `${url} in ${file}`);
@@ -1483,27 +1502,36 @@ describe('docs/n8n: the relay\'s workflows as files', () => {
         for (const [type, { name }] of Object.entries(node.credentials ?? {})) assert.ok(N8N_CREDENTIALS[type]?.includes(name), `${node.name}: ${type} ${name}`);
       }
       const settings = workflow.nodes.find((node) => node.name === 'Settings');
-      if (n8nNodes(workflow, 'httpRequest').length > 0) {
+      if (n8nNodes(workflow, 'httpRequest').some((node) => node.parameters.url.startsWith("={{ $('Settings').item.json.apiBase }}/"))) {
         assert.equal(settings?.parameters.assignments.assignments.find((a: { name: string }) => a.name === 'apiBase')?.value, N8N_API_BASE);
       }
     });
 
-    test(`${file}: the SSE trigger reads GET /api/events with the key as its URL's password, and every webhook answers what it got, behind a credential`, () => {
+    test(`${file}: the SSE trigger reads GET /api/events with the key as its URL's password, and every webhook answers what it got once, behind a credential or Discord's signature`, () => {
       for (const node of n8nNodes(workflow, 'sseTrigger')) {
         const url = new URL(node.parameters.url);
         assert.deepEqual([url.origin, url.pathname, url.username, url.password], [N8N_API_BASE, '/api/events', 'relay', N8N_KEY_PLACEHOLDER]);
       }
       for (const node of n8nNodes(workflow, 'webhook')) {
-        assert.equal(node.parameters.authentication, 'headerAuth', 'no open door to the console');
-        assert.equal(node.credentials?.httpHeaderAuth.name, 'gameserver-api relay bot');
+        if (file === 'discord-commands.json') {
+          // Discord sends no header of ours: its signature over the raw body is the credential, checked first
+          assert.deepEqual([node.parameters.authentication, node.parameters.options], ['none', { rawBody: true }]);
+          assert.deepEqual(workflow.connections[node.name].main, [[{ node: 'Settings', type: 'main', index: 0 }]]);
+          assert.deepEqual(workflow.connections.Settings.main, [[{ node: 'Verify signature', type: 'main', index: 0 }]]);
+        } else {
+          assert.equal(node.parameters.authentication, 'headerAuth', 'no open door to the console');
+          assert.equal(node.credentials?.httpHeaderAuth.name, 'gameserver-api relay bot');
+        }
         assert.equal(node.parameters.responseMode, 'responseNode');
         assert.match(node.webhookId ?? '', /^[0-9a-f-]{36}$/);
-        // every path from the webhook ends in an answer to it
-        const ends = (name: string): string[] => {
+        // every path from the webhook meets one answer to it (a deferred reply goes on after its answer)
+        const answers = (name: string, answered: string[]): void => {
+          const here = workflow.nodes.find((n) => n.name === name)?.type === 'n8n-nodes-base.respondToWebhook' ? [...answered, name] : answered;
           const next = (workflow.connections[name]?.main ?? []).flat().map((target) => target.node);
-          return next.length === 0 ? [name] : next.flatMap(ends);
+          if (next.length === 0) assert.equal(here.length, 1, `${node.name} → ${name}: ${here.join(', ')}`);
+          for (const target of next) answers(target, here);
         };
-        for (const end of ends(node.name)) assert.equal(workflow.nodes.find((n) => n.name === end)?.type, 'n8n-nodes-base.respondToWebhook', `${node.name} → ${end}`);
+        answers(node.name, []);
       }
     });
   }
@@ -1537,7 +1565,7 @@ describe('docs/n8n: one escape for Discord, the daemon\'s', () => {
    * Where each workflow hands text to Discord: a Discord node's content (made by the Set node before it), or a reply
    * for the chat bot to post; each with the item that carries a text there, and the text it must then post.
    */
-  const postingPoints: Array<{ file: string; node: string; given: string; parameter: (node: N8nNode) => string; item: (text: string) => unknown; posted: (value: string) => string; escaped: (text: string) => string }> = [];
+  const postingPoints: Array<{ file: string; node: string; given: string; parameter: (node: N8nNode) => string; item: (text: string) => unknown; items?: (text: string) => Record<string, unknown>; posted: (value: string) => string; escaped: (text: string) => string }> = [];
   const setValue = (node: N8nNode) => node.parameters.assignments.assignments[0].value as string;
   const replyOf = (node: N8nNode) => node.parameters.responseBody as string;
   const reply = (value: string) => (JSON.parse(value) as { reply: string }).reply;
@@ -1547,7 +1575,26 @@ describe('docs/n8n: one escape for Discord, the daemon\'s', () => {
       { file, node, given: 'the daemon\'s answer', parameter: replyOf, item: (text) => ({ statusCode: 200, body: { ok: true, message: text, output: text.split('\n') } }), posted: reply, escaped: escapeForDiscord },
     );
   }
+  // discord-commands.json answers Discord itself: the content of an interaction's reply, or of the edit of a deferred one
+  const content = (value: string) => {
+    const posted = JSON.parse(value) as { type?: number; data?: { content: string; allowed_mentions: unknown }; content?: string; allowed_mentions?: unknown };
+    assert.deepEqual((posted.data ?? posted).allowed_mentions, { parse: [] });
+    return (posted.data ?? posted).content!;
+  };
+  const jsonBody = (node: N8nNode) => node.parameters.jsonBody as string;
+  const daemonStatus = { body: { ok: true, online: true, pid: 42, uptime: '1:02:03', memory: '3.5%' } };
+  const aCommand = (text: string) => ({ Interaction: { body: { type: 2, data: { name: text } } } });
   postingPoints.push(
+    { file: 'discord-commands.json', node: 'Edit the reply', given: 'the daemon\'s error', parameter: jsonBody, item: (text) => ({ statusCode: 400, body: { ok: false, error: text } }), posted: content, escaped: escapeForDiscord },
+    { file: 'discord-commands.json', node: 'Edit the reply', given: 'the game\'s reply', parameter: jsonBody, item: (text) => ({ statusCode: 200, body: { ok: true, message: 'Command sent: x', output: text.split('\n') } }), posted: content, escaped: escapeForDiscord },
+    { file: 'discord-commands.json', node: 'Edit the reply', given: 'the daemon\'s verdict', parameter: jsonBody, item: (text) => ({ statusCode: 202, body: { ok: true, message: text } }), posted: content, escaped: escapeForDiscord },
+    { file: 'discord-commands.json', node: 'Players reply', given: 'a player\'s name', parameter: replyOf, item: (text) => ({ statusCode: 200, body: { ok: true, online: true, count: 1, players: [text] } }), posted: content, escaped: (text) => escapeForDiscord(`1 player online: ${text}`) },
+    { file: 'discord-commands.json', node: 'Players reply', given: 'the daemon\'s error', parameter: replyOf, item: (text) => ({ statusCode: 500, body: { ok: false, error: text } }), posted: content, escaped: escapeForDiscord },
+    { file: 'discord-commands.json', node: 'Status reply', given: 'the game\'s MOTD', parameter: replyOf, item: (text) => ({ statusCode: 200, body: { ok: true, online: true, ready: true, version: { name: '1.21.4', protocol: 769 }, motd: text, players: { online: 2, max: 20 } } }), items: () => ({ 'GET /api/status': daemonStatus }), posted: content, escaped: (text) => escapeForDiscord(`The server is up: 1.21.4, 2 of 20 players online, up 1:02:03, memory 3.5%.\n${text}`) },
+    { file: 'discord-commands.json', node: 'Status reply', given: 'the daemon\'s error', parameter: replyOf, item: () => ({}), items: (text) => ({ 'GET /api/status': { statusCode: 503, body: { ok: false, error: text } } }), posted: content, escaped: escapeForDiscord },
+    { file: 'discord-commands.json', node: 'Not allowed', given: 'a command\'s name', parameter: replyOf, item: () => ({}), items: aCommand, posted: content, escaped: (text) => escapeForDiscord(`/${text} needs a role this server has not given you.`) },
+    { file: 'discord-commands.json', node: 'Unknown command', given: 'a command\'s name', parameter: replyOf, item: () => ({}), items: aCommand, posted: content, escaped: (text) => escapeForDiscord(`/${text} is not a command of this workflow: register the commands again.`) },
+    { file: 'scheduled-restart.json', node: 'Escape for Discord', given: 'an outcome\'s line', parameter: setValue, item: (text) => ({ line: text }), posted: (value) => value, escaped: escapeForDiscord },
     { file: 'events-to-discord.json', node: 'Escape for Discord', given: 'an event\'s line', parameter: setValue, item: (text) => ({ line: text }), posted: (value) => value, escaped: escapeForDiscord },
     { file: 'chat-bridge.json', node: 'Chat line', given: 'a player.chat event', parameter: setValue, item: (text) => ({ type: 'player.chat', player: 'Alex', text }), posted: (value) => value, escaped: (text) => escapeForDiscord(`<Alex> ${text}`) },
   );
@@ -1570,7 +1617,13 @@ describe('docs/n8n: one escape for Discord, the daemon\'s', () => {
       for (const node of n8nNodes(workflow, 'respondToWebhook')) {
         if (node.parameters.respondWith === 'noData') continue;
         assert.equal(node.parameters.respondWith, 'json', node.name);
-        assert.ok(replyOf(node).endsWith(`${DISCORD_ESCAPE} }) }}`), `${node.name}: ${replyOf(node)}`);
+        // Discord's PONG and deferral carry no text
+        if (!/\b(?:reply|content): /.test(replyOf(node))) continue;
+        assert.ok(replyOf(node).endsWith(`${DISCORD_ESCAPE} }) }}`) || replyOf(node).endsWith(`${DISCORD_ESCAPE}, allowed_mentions: { parse: [] } } }) }}`), `${node.name}: ${replyOf(node)}`);
+        escaping.push(node.name);
+      }
+      for (const node of n8nNodes(workflow, 'httpRequest').filter((n) => /\bcontent: /.test(n.parameters.jsonBody ?? ''))) {
+        assert.ok(jsonBody(node).endsWith(`${DISCORD_ESCAPE}, allowed_mentions: { parse: [] } }) }}`), `${node.name}: ${jsonBody(node)}`);
         escaping.push(node.name);
       }
       // the table below runs each of them over the cases
@@ -1578,10 +1631,10 @@ describe('docs/n8n: one escape for Discord, the daemon\'s', () => {
     });
   }
 
-  for (const { file, node: name, given, parameter, item, posted, escaped } of postingPoints) {
+  for (const { file, node: name, given, parameter, item, items, posted, escaped } of postingPoints) {
     test(`${file}, node ${name}: posts ${given}, whatever text it holds, as escapeForDiscord() writes it`, () => {
       const node = (JSON.parse(fs.readFileSync(path.join(N8N_DIR, file), 'utf8')) as N8nWorkflow).nodes.find((n) => n.name === name)!;
-      for (const [text] of DISCORD_ESCAPE_CASES) assert.equal(posted(n8nEvaluate(parameter(node), item(text))), escaped(text), JSON.stringify(text));
+      for (const [text] of DISCORD_ESCAPE_CASES) assert.equal(posted(n8nEvaluate(parameter(node), item(text), items?.(text))), escaped(text), JSON.stringify(text));
     });
   }
 
