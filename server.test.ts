@@ -21,6 +21,7 @@ import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import * as tls from 'node:tls';
+import * as vm from 'node:vm';
 import { gzipSync } from 'node:zlib';
 import { createHost, unitNodeArgs, type Host, type HostOptions } from './demo/host';
 import {
@@ -1691,6 +1692,322 @@ describe('docs/n8n: the name the bridge sends for a Discord author', () => {
       assert.doesNotThrow(() => validateSay(body));
     });
   }
+});
+
+// ---- Discord slash commands without a bot, and the scheduled restart (docs/n8n/discord-commands.json, …) ----
+
+const n8nWorkflow = (file: string) => JSON.parse(fs.readFileSync(path.join(N8N_DIR, file), 'utf8')) as N8nWorkflow;
+const n8nNode = (workflow: N8nWorkflow, name: string) => workflow.nodes.find((node) => node.name === name)!;
+/** The node an output of `name` leads to. */
+const n8nNext = (workflow: N8nWorkflow, name: string, output = 0) => workflow.connections[name].main[output][0].node;
+
+/** One condition of an If or Switch node, with the operators the workflows use, as n8n reads it. */
+function n8nCondition(condition: any, $json: unknown, items: Record<string, unknown>, context: Record<string, unknown>): boolean {
+  const left = n8nEvaluate(condition.leftValue, $json, items, context);
+  switch (`${condition.operator.type}:${condition.operator.operation}`) {
+    case 'boolean:true': return left === 'true';
+    case 'string:equals': return left === condition.rightValue;
+    case 'string:regex': return new RegExp(condition.rightValue).test(left);
+    case 'number:equals': return Number(left) === condition.rightValue;
+    default: throw new Error(`operator ${JSON.stringify(condition.operator)}`);
+  }
+}
+
+/** The output an If node (0 true, 1 false) or a Switch node (its first rule that holds, else the fallback) takes. */
+function n8nRoute(node: N8nNode, $json: unknown, items: Record<string, unknown> = {}, context: Record<string, unknown> = {}): number {
+  const holds = (c: { conditions: unknown[]; combinator: string }) => {
+    assert.equal(c.combinator, 'and');
+    return c.conditions.every((condition) => n8nCondition(condition, $json, items, context));
+  };
+  if (node.type === 'n8n-nodes-base.if') return holds(node.parameters.conditions) ? 0 : 1;
+  const rules = node.parameters.rules.values as Array<{ conditions: { conditions: unknown[]; combinator: string } }>;
+  const output = rules.findIndex((rule) => holds(rule.conditions));
+  if (output >= 0) return output;
+  assert.equal(node.parameters.options.fallbackOutput, 'extra', `${node.name}: nothing matched`);
+  return rules.length;
+}
+
+/** A Code node's JavaScript run as n8n's task runner runs it: one function, the globals given, `require` of only `builtins`. */
+function n8nRunCode(node: N8nNode, globals: Record<string, unknown>, builtins: Record<string, unknown> = {}): Array<{ json: any; pairedItem?: unknown }> {
+  const sandbox = vm.createContext({
+    ...globals, Buffer,
+    require: (name: string) => {
+      if (!(name in builtins)) throw new Error(`Module '${name}' is disallowed`);
+      return builtins[name];
+    },
+  });
+  return JSON.parse(JSON.stringify(vm.runInContext(`(() => {\n${node.parameters.jsCode}\n})()`, sandbox)));
+}
+
+const DISCORD_KEYS = crypto.generateKeyPairSync('ed25519');
+/** The application's public key as the Developer Portal shows it: the 32 bytes in hex. */
+const DISCORD_PUBLIC_KEY = DISCORD_KEYS.publicKey.export({ format: 'der', type: 'spki' }).subarray(12).toString('hex');
+const nowSeconds = () => Math.floor(Date.now() / 1000);
+
+/** A request as Discord sends it: Ed25519 over the X-Signature-Timestamp header followed by the raw body. */
+function discordSigned(raw: string, { timestamp = nowSeconds(), privateKey = DISCORD_KEYS.privateKey } = {}) {
+  const signature = crypto.sign(null, Buffer.concat([Buffer.from(String(timestamp)), Buffer.from(raw)]), privateKey).toString('hex');
+  return { raw, headers: { 'content-type': 'application/json', 'x-signature-ed25519': signature, 'x-signature-timestamp': String(timestamp) } as Record<string, string> };
+}
+
+/**
+ * discord-commands.json's Verify signature node over a request, as n8n 2.41 gives it (Webhook with rawBody: the raw
+ * bytes in base64 in binary.data.data), with crypto allowed (NODE_FUNCTION_ALLOW_BUILTIN=crypto) unless told.
+ */
+function verifyInteraction(request: { raw: string; headers: Record<string, string> }, { staticData = {} as Record<string, any>, publicKey = DISCORD_PUBLIC_KEY, builtins = { crypto } as Record<string, unknown> } = {}): string {
+  const items: Record<string, unknown> = {
+    Interaction: { json: { headers: request.headers, params: {}, query: {}, body: JSON.parse(request.raw) }, binary: { data: { data: Buffer.from(request.raw).toString('base64'), mimeType: 'application/json' } } },
+    Settings: { json: { publicKey } },
+  };
+  const out = n8nRunCode(n8nNode(n8nWorkflow('discord-commands.json'), 'Verify signature'), {
+    $: (name: string) => ({ first: () => items[name] }),
+    $getWorkflowStaticData: (type: string) => {
+      assert.equal(type, 'global');
+      return staticData;
+    },
+  }, builtins);
+  assert.equal(out.length, 1);
+  assert.deepEqual(out[0].pairedItem, { item: 0 });
+  return out[0].json.verdict as string;
+}
+
+/** The commands register-commands.json registers: its Command definitions node, run. */
+const registeredCommands = () => n8nRunCode(n8nNode(n8nWorkflow('register-commands.json'), 'Command definitions'), {})[0].json.commands as Array<{ name: string; description: string; type: number; contexts: number[]; default_member_permissions: string | null; options: Array<{ name: string; description: string; type: number; required: boolean; max_length: number }> }>;
+
+describe('docs/n8n: discord-commands.json checks Discord\'s signature before anything else', () => {
+  const workflow = n8nWorkflow('discord-commands.json');
+  const ping = '{"type": 1, "id": "1180000000000000001", "application_id": "1111", "token": "t", "version": 1}';
+
+  test('a request Discord signed is taken, checked over the raw bytes as sent (their spacing and key order kept)', () => {
+    assert.notEqual(ping, JSON.stringify(JSON.parse(ping)));
+    assert.equal(verifyInteraction(discordSigned(ping)), 'valid');
+  });
+
+  test('a missing signature or timestamp, a signature by another key, and a body changed after signing are refused', () => {
+    const signed = discordSigned(ping);
+    const without = (header: string) => ({ raw: ping, headers: Object.fromEntries(Object.entries(signed.headers).filter(([name]) => name !== header)) });
+    assert.equal(verifyInteraction(without('x-signature-ed25519')), 'unsigned');
+    assert.equal(verifyInteraction(without('x-signature-timestamp')), 'unsigned');
+    assert.equal(verifyInteraction({ raw: ping, headers: { ...signed.headers, 'x-signature-ed25519': 'zz'.repeat(64) } }), 'unsigned');
+    assert.equal(verifyInteraction(discordSigned(ping, { privateKey: crypto.generateKeyPairSync('ed25519').privateKey })), 'bad signature');
+    assert.equal(verifyInteraction({ raw: ping.replace('"type": 1', '"type": 2'), headers: signed.headers }), 'bad signature');
+    assert.equal(verifyInteraction({ raw: ping, headers: { ...signed.headers, 'x-signature-timestamp': String(Number(signed.headers['x-signature-timestamp']) + 1) } }), 'bad signature');
+  });
+
+  test('a timestamp more than five minutes from now, either way, is refused though signed', () => {
+    assert.equal(verifyInteraction(discordSigned(ping, { timestamp: nowSeconds() - 310 })), 'stale');
+    assert.equal(verifyInteraction(discordSigned(ping, { timestamp: nowSeconds() + 310 })), 'stale');
+    assert.equal(verifyInteraction(discordSigned(ping, { timestamp: nowSeconds() - 290 })), 'valid');
+    assert.equal(verifyInteraction(discordSigned(ping, { timestamp: nowSeconds() + 290 })), 'valid');
+  });
+
+  test('a request seen before (a replay) is refused; the workflow\'s static data keeps the signatures of the last five minutes, 5,000 at most', () => {
+    const staticData: Record<string, any> = {};
+    const request = discordSigned(ping);
+    assert.equal(verifyInteraction(request, { staticData }), 'valid');
+    assert.equal(verifyInteraction(request, { staticData }), 'replayed');
+    assert.equal(verifyInteraction(discordSigned(ping.replace('0001', '0002')), { staticData }), 'valid');
+    assert.equal(Object.keys(staticData.signedAt).length, 2);
+    const now = nowSeconds();
+    staticData.signedAt = Object.fromEntries(Array.from({ length: 6000 }, (_, i) => [`${i}`.padStart(128, 'a'), i < 100 ? now - 400 : now]));
+    assert.equal(verifyInteraction(discordSigned(ping.replace('0001', '0003')), { staticData }), 'valid');
+    const kept = Object.keys(staticData.signedAt);
+    assert.equal(kept.length, 5000);
+    assert.ok(kept.every((signature, i) => i === kept.length - 1 || Number(signature.replace(/^a+/, '')) >= 1001), 'the oldest go first');
+  });
+
+  test('every verdict but valid answers 401 with nothing else run; a valid PING answers PONG, a command goes on to the role check', () => {
+    const signed = n8nNode(workflow, n8nNext(workflow, 'Verify signature'));
+    for (const verdict of ['unsigned', 'bad signature', 'stale', 'replayed']) {
+      const refusal = n8nNode(workflow, n8nNext(workflow, signed.name, n8nRoute(signed, { verdict })));
+      assert.deepEqual([refusal.type, refusal.parameters], ['n8n-nodes-base.respondToWebhook', { respondWith: 'noData', options: { responseCode: 401 } }], verdict);
+      assert.equal(workflow.connections[refusal.name], undefined);
+    }
+    const byType = n8nNode(workflow, n8nNext(workflow, signed.name, n8nRoute(signed, { verdict: 'valid' })));
+    const pong = n8nNode(workflow, n8nNext(workflow, byType.name, n8nRoute(byType, {}, { Interaction: { body: { type: 1 } } })));
+    assert.deepEqual(JSON.parse(n8nEvaluate(pong.parameters.responseBody, {})), { type: 1 });
+    assert.equal(n8nNext(workflow, byType.name, n8nRoute(byType, {}, { Interaction: { body: { type: 2 } } })), 'May use the command');
+    assert.equal(n8nNode(workflow, n8nNext(workflow, byType.name, n8nRoute(byType, {}, { Interaction: { body: { type: 3 } } }))).parameters.options.responseCode, 400);
+  });
+
+  test('without NODE_FUNCTION_ALLOW_BUILTIN=crypto (n8n\'s default) the check fails with the sentence naming that setting; it asks for crypto as n8n lists it, not node:crypto', () => {
+    assert.throws(() => verifyInteraction(discordSigned(ping), { builtins: {} }), { message: /^The signature check needs the n8n setting NODE_FUNCTION_ALLOW_BUILTIN=crypto in n8n's environment, so that the Code node may load crypto \(Module 'crypto' is disallowed\)\.$/ });
+    assert.match(n8nNode(workflow, 'Verify signature').parameters.jsCode, /require\('crypto'\)/);
+    assert.doesNotMatch(n8nNode(workflow, 'Verify signature').parameters.jsCode, /node:crypto/);
+  });
+
+  test('a public key in Settings that is not 64 hexadecimal characters fails with a sentence saying what it must be', () => {
+    for (const publicKey of ['REPLACE_WITH_THE_PUBLIC_KEY', '', DISCORD_PUBLIC_KEY.slice(2)]) {
+      assert.throws(() => verifyInteraction(discordSigned(ping), { publicKey }), { message: /^Settings → publicKey must be the application's public key: the 64 hexadecimal characters/ });
+    }
+  });
+});
+
+describe('docs/n8n: the slash commands, one list in register-commands.json', () => {
+  const workflow = n8nWorkflow('discord-commands.json');
+  const settings = (adminRoleIds: string, memberRoleIds: string) => ({ adminRoleIds, memberRoleIds });
+  const mayUse = (name: string, member: unknown, roles = settings('10, 11', '20')) =>
+    n8nRoute(n8nNode(workflow, 'May use the command'), {}, { Interaction: { body: { type: 2, data: { name }, member } }, Settings: roles }) === 0;
+
+  test('register-commands.json registers /status, /players, /whitelist, /say, /mc, /kick, /ban, /pardon as guild-only slash commands with string options Discord bounds as the daemon does', () => {
+    const commands = registeredCommands();
+    assert.deepEqual(commands.map((c) => [c.name, c.options.map((o) => `${o.name}${o.required ? '' : '?'}:${o.max_length}`)]), [
+      ['status', []], ['players', []], ['whitelist', ['player:16']], ['say', ['text:256']], ['mc', ['command:1000']],
+      ['kick', ['player:16', 'reason?:256']], ['ban', ['player:16', 'reason?:256']], ['pardon', ['player:16']],
+    ]);
+    for (const command of commands) {
+      assert.deepEqual([command.type, command.contexts], [1, [0]], command.name);
+      for (const text of [command.description, ...command.options.map((o) => o.description)]) assert.ok(text.length >= 1 && text.length <= 100, text);
+      for (const option of command.options) assert.equal(option.type, 3);
+    }
+  });
+
+  test('only members with the permission see /mc (Manage Server), /kick (Kick Members), /ban and /pardon (Ban Members); everyone sees the others', () => {
+    assert.deepEqual(Object.fromEntries(registeredCommands().map((c) => [c.name, c.default_member_permissions])), {
+      status: null, players: null, whitelist: null, say: null, mc: '32', kick: '2', ban: '4', pardon: '4',
+    });
+  });
+
+  test('discord-commands.json answers exactly the registered commands, reading exactly their options', () => {
+    const command = n8nNode(workflow, 'Command');
+    const slow = n8nNode(workflow, 'Slow command');
+    const answered = (name: string) => {
+      const output = n8nRoute(command, {}, { Interaction: { body: { data: { name } } } });
+      if (output < 2) return n8nNext(workflow, command.name, output);
+      if (output === 3) return undefined;
+      assert.equal(n8nNext(workflow, command.name, output), 'Defer');
+      return n8nNext(workflow, slow.name, n8nRoute(slow, {}, { Interaction: { body: { data: { name } } } }));
+    };
+    const commands = registeredCommands();
+    assert.deepEqual(Object.fromEntries(commands.map((c) => [c.name, answered(c.name)])), {
+      status: 'GET /api/status', players: 'GET /api/players/online', whitelist: 'POST /api/whitelist/add', say: 'POST /api/say',
+      mc: 'POST /api/command', kick: 'POST /api/players/kick', ban: 'POST /api/players/ban', pardon: 'POST /api/players/pardon',
+    });
+    assert.equal(answered('op'), undefined);
+    assert.equal(slow.parameters.rules.values.length, commands.length - 2);
+    const read = new Set(stringsIn(workflow).flatMap((value) => [...value.matchAll(/option\.name === '(\w+)'/g)].map((m) => m[1])));
+    assert.deepEqual([...read].sort(), [...new Set(commands.flatMap((c) => c.options.map((o) => o.name)))].sort());
+  });
+
+  test('everyone may use /status and /players; a member role /whitelist and /say; an admin role every command (role ids from Settings, comma-separated)', () => {
+    const all = registeredCommands().map((c) => c.name);
+    const allowed = (member: unknown, roles?: { adminRoleIds: string; memberRoleIds: string }) => all.filter((name) => mayUse(name, member, roles));
+    const member = (...roles: string[]) => ({ roles, nick: null, user: { id: '5', username: 'kim' } });
+    assert.deepEqual(allowed(member()), ['status', 'players']);
+    assert.deepEqual(allowed(member('20')), ['status', 'players', 'whitelist', 'say']);
+    assert.deepEqual(allowed(member('11')), all);
+    assert.deepEqual(allowed(member('10', '20')), all);
+    assert.deepEqual(allowed(member('1', '110', '2')), ['status', 'players'], 'a role id is matched whole');
+    assert.deepEqual(allowed(undefined), ['status', 'players'], 'no member: a direct message');
+    assert.deepEqual(allowed(member('20', '11', ''), settings('', '')), ['status', 'players'], 'no role set: nobody');
+  });
+
+  test('the slow commands answer "thinking" at once (type 5), to the member alone for /mc; refusals go to the member alone', () => {
+    const defer = n8nNode(workflow, 'Defer');
+    for (const { name } of registeredCommands()) {
+      if (name === 'status' || name === 'players') continue;
+      assert.deepEqual(JSON.parse(n8nEvaluate(defer.parameters.responseBody, {}, { Interaction: { body: { data: { name } } } })), { type: 5, data: name === 'mc' ? { flags: 64 } : {} });
+    }
+    for (const name of ['Not allowed', 'Unknown command']) {
+      const reply = JSON.parse(n8nEvaluate(n8nNode(workflow, name).parameters.responseBody, {}, { Interaction: { body: { data: { name: 'mc' } } } }));
+      assert.deepEqual([reply.type, reply.data.flags, reply.data.allowed_mentions], [4, 64, { parse: [] }]);
+    }
+  });
+
+  test('a reply longer than Discord takes is cut to 999 characters and …, so that escaped it stays within 2,000', () => {
+    const edit = n8nNode(workflow, 'Edit the reply');
+    for (const text of ['*'.repeat(5000), '😀'.repeat(1500), `${'a'.repeat(998)}😀😀😀`]) {
+      const { content } = JSON.parse(n8nEvaluate(edit.parameters.jsonBody, { statusCode: 200, body: { ok: true, message: 'x', output: [text] } }));
+      assert.ok(content.length <= 2000, `${content.length}`);
+      assert.equal(content, escapeForDiscord(`${Array.from(text).slice(0, 999).join('')}…`));
+    }
+    const fits = '_'.repeat(1000);
+    assert.equal(JSON.parse(n8nEvaluate(edit.parameters.jsonBody, { statusCode: 200, body: { ok: true, message: fits } })).content, escapeForDiscord(fits));
+  });
+
+  for (const [author, from] of BRIDGE_SENDERS) {
+    const shown = JSON.stringify(author)?.replace(/[\u200b\u2060]/g, (c) => `\\u${c.charCodeAt(0).toString(16)}`);
+    test(`discord-commands.json's /say sends the member ${shown} as from ${JSON.stringify(from)}, as the chat bridge does`, () => {
+      const body = JSON.parse(n8nEvaluate(n8nNode(workflow, 'POST /api/say').parameters.jsonBody, {}, { Interaction: { body: { data: { name: 'say', options: [{ name: 'text', type: 3, value: 'hi' }] }, member: author === undefined ? undefined : { nick: null, user: author } } } }));
+      assert.deepEqual(body, { text: 'hi', from });
+      assert.doesNotThrow(() => validateSay(body));
+    });
+  }
+
+  test('discord-commands.json\'s /say names the member by their server nickname first, cleaned as any name', () => {
+    const fromOf = (member: unknown) => JSON.parse(n8nEvaluate(n8nNode(workflow, 'POST /api/say').parameters.jsonBody, {}, { Interaction: { body: { data: { name: 'say', options: [{ name: 'text', value: 'hi' }] }, member } } })).from;
+    assert.equal(fromOf({ nick: 'Kimmy [Mod]', user: { username: 'kim', global_name: 'Kim' } }), 'Kimmy Mod');
+    assert.equal(fromOf({ nick: 'SERVER', user: { username: 'kim', global_name: 'Kim' } }), 'Kim');
+    assert.equal(fromOf({ nick: null, user: { username: 'kim', global_name: 'Kim' } }), 'Kim');
+  });
+});
+
+describe('docs/n8n: scheduled-restart.json', () => {
+  const workflow = n8nWorkflow('scheduled-restart.json');
+  const settings = { apiBase: N8N_API_BASE, readyTimeoutMinutes: 10 };
+
+  test('it runs on the schedule of its trigger (daily at 05:00 until changed)', () => {
+    assert.deepEqual(n8nNodes(workflow, 'scheduleTrigger').map((n) => [n.name, n.parameters.rule]), [['Schedule', { interval: [{ field: 'cronExpression', expression: '0 5 * * *' }] }]]);
+  });
+
+  test('a server not running is left alone; nobody online restarts at once; players online, or an answer it cannot read, are warned first', () => {
+    const who = n8nNode(workflow, 'Who is online');
+    const next = ($json: unknown) => n8nNext(workflow, who.name, n8nRoute(who, $json));
+    assert.equal(next({ statusCode: 200, body: { ok: true, online: false, players: [] } }), 'Line: skipped');
+    assert.equal(next({ statusCode: 200, body: { ok: true, online: true, count: 0, players: [] } }), 'GET /api/status (before)');
+    assert.equal(next({ statusCode: 200, body: { ok: true, online: true, count: 2, players: ['Alex', 'Kai_2'] } }), 'Say: in 5 minutes');
+    assert.equal(next({ statusCode: 503, body: { ok: false, error: 'busy' } }), 'Say: in 5 minutes');
+    assert.equal(next({ error: { message: 'The service refused the connection' } }), 'Say: in 5 minutes');
+  });
+
+  test('players read "The server restarts in" 5 minutes, 1 minute and 10 seconds before the restart is issued', () => {
+    const seconds = { seconds: 1, minutes: 60 } as Record<string, number>;
+    const said: Array<[string, number]> = [];
+    let name = 'Say: in 5 minutes';
+    let waited = 0;
+    while (name !== 'POST /api/server/restart') {
+      const node = n8nNode(workflow, name);
+      if (node.type === 'n8n-nodes-base.wait') waited += node.parameters.amount * seconds[node.parameters.unit];
+      if (name.startsWith('Say: ')) said.push([JSON.parse(n8nEvaluate(node.parameters.jsonBody, {})).text, waited]);
+      name = n8nNext(workflow, name);
+    }
+    assert.deepEqual(said.map(([text, at]) => [text, waited - at]), [
+      ['The server restarts in 5 minutes.', 300], ['The server restarts in 1 minute.', 60], ['The server restarts in 10 seconds.', 10],
+    ]);
+  });
+
+  test('after the restart it asks every 10 s until a new game process answers its ping, for readyTimeoutMinutes at most', () => {
+    const back = n8nNode(workflow, 'Back and ready');
+    const before = { 'GET /api/status (before)': { body: { ok: true, online: true, pid: 41 } } };
+    const isBack = (status: object, ping: object) => n8nRoute(back, { body: ping }, { ...before, 'GET /api/status': { body: status } }) === 0;
+    assert.equal(isBack({ ok: true, online: true, pid: 42 }, { ok: true, online: true, ready: true }), true);
+    assert.equal(isBack({ ok: true, online: true, pid: 41 }, { ok: true, online: true, ready: true }), false, 'the old process, not stopped yet');
+    assert.equal(isBack({ ok: true, online: true, pid: 42 }, { ok: true, online: true, ready: false }), false);
+    assert.equal(isBack({ ok: true, online: false }, { ok: true, online: false, ready: false }), false);
+    assert.deepEqual(n8nNode(workflow, 'Wait for the restart').parameters, { amount: 10, unit: 'seconds' });
+    const keepWaiting = n8nNode(workflow, 'Keep waiting');
+    const polls = Array.from({ length: 100 }, (_, $runIndex) => n8nRoute(keepWaiting, {}, { Settings: settings }, { $runIndex })).indexOf(1) + 1;
+    assert.equal(polls * 10, 10 * 60);
+    assert.equal(n8nNext(workflow, keepWaiting.name, 0), 'Wait for the restart');
+  });
+
+  test('the outcome says whether the server came back, and what the log says of a crash when it did not', () => {
+    const line = (name: string, $json: unknown, status?: object) => n8nEvaluate(n8nNode(workflow, name).parameters.assignments.assignments[0].value, $json, {
+      Settings: settings, 'GET /api/status (before)': { body: { ok: true, online: true, pid: 41 } }, 'GET /api/status': { body: status },
+    });
+    assert.equal(line('Line: back', { body: { ok: true, online: true, ready: true, version: { name: '1.21.4', protocol: 769 }, players: { online: 0, max: 20 } } }), 'The scheduled restart is done: the server is ready again (1.21.4), 0 of 20 players online.');
+    assert.equal(line('Line: back', { body: { ok: true, online: true, ready: true } }), 'The scheduled restart is done: the server is ready again.');
+    assert.equal(line('Line: restart refused', { statusCode: 500, body: { ok: false, error: 'Internal server error' } }), 'The scheduled restart failed: Internal server error');
+    assert.equal(line('Line: restart refused', { error: {} }), 'The scheduled restart failed: The game server API did not answer.');
+    const tickLoop = [`${P}Done (3.2s)!`, '[12:00:09] [Server thread/ERROR]: Encountered an unexpected exception', 'java.lang.IllegalStateException: simulated', '\tat x.y(Z.java:1)', '[12:00:09] [Server thread/ERROR]: This crash report has been saved to: /srv/mc/./crash-reports/crash-1.txt', `${P}Stopping server`];
+    const watchdog = ['[12:01:00] [Server Watchdog/ERROR]: A single server tick took 60.00 seconds (should be max 0.05)', '[12:01:00] [Server Watchdog/ERROR]: Considering it to be crashed, server will forcibly shutdown.'];
+    const notBack = 'The scheduled restart did not bring the server back within 10 minutes: ';
+    assert.equal(line('Line: not back', { body: { ok: true, lines: tickLoop } }, { ok: true, online: false }), `${notBack}the game is not running. It crashed: java.lang.IllegalStateException: simulated`);
+    assert.equal(line('Line: not back', { body: { ok: true, lines: watchdog } }, { ok: true, online: false }), `${notBack}the game is not running. It crashed: A single server tick took 60.00 seconds (should be max 0.05)`);
+    assert.equal(line('Line: not back', { body: { ok: true, lines: [`${P}Stopping server`] } }, { ok: true, online: false }), `${notBack}the game is not running.`);
+    assert.equal(line('Line: not back', { body: { ok: true, lines: [] } }, { ok: true, online: true, pid: 43 }), `${notBack}the game runs but does not answer its ping.`);
+    assert.equal(line('Line: not back', { body: { ok: false, error: 'latest.log not found' } }, { ok: true, online: true, pid: 41 }), `${notBack}the game did not stop.`);
+  });
 });
 
 describe('escapeForDiscord()', () => {
