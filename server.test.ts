@@ -6189,6 +6189,218 @@ describe('the compiled daemon', { concurrency: GROUPS_AT_ONCE }, () => {
     });
   });
 
+  // ---- The slash commands and the scheduled restart against the daemon (docs/n8n/discord-commands.json, …) ----
+
+  /** An HTTP Request node of a workflow as n8n sends it to the daemon (the key when it names the credential), and the item it makes. */
+  async function n8nSendToDaemon(d: Daemon, node: N8nNode, $json: unknown, items: Record<string, unknown>) {
+    const url = new URL(n8nEvaluate(node.parameters.url, $json, items));
+    for (const { name, value } of node.parameters.queryParameters?.parameters ?? []) url.searchParams.set(name, n8nEvaluate(value, $json, items));
+    const body = node.parameters.sendBody === true ? n8nEvaluate(node.parameters.jsonBody, $json, items) : undefined;
+    const res = await d.request(node.parameters.method, `${url.pathname}${url.search}`, { key: node.credentials?.httpHeaderAuth.name === 'X-API-Key' ? KEY : undefined, body });
+    return { sent: body === undefined ? undefined : JSON.parse(body) as Record<string, unknown>, item: { statusCode: res.status, body: res.json }, res };
+  }
+
+  describe('docs/n8n: the slash commands against the daemon, each reply as Discord receives it', { concurrency: 1 }, () => {
+    const { defer, host, d } = group({ game: true });
+    const workflow = n8nWorkflow('discord-commands.json');
+    /** A fake Discord API: what the workflow sends it (the edits of deferred replies). */
+    const received: Array<{ method: string; url: string; body: any }> = [];
+    let discordApi: string | undefined;
+    const fakeDiscord = async () => {
+      if (discordApi !== undefined) return discordApi;
+      const server = http.createServer((req, res) => {
+        const parts: Buffer[] = [];
+        req.on('data', (part: Buffer) => parts.push(part)).on('end', () => {
+          received.push({ method: req.method!, url: req.url!, body: JSON.parse(Buffer.concat(parts).toString('utf8')) });
+          res.writeHead(200, { 'Content-Type': 'application/json' }).end('{}');
+        });
+      });
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      defer(() => new Promise((resolve) => server.close(resolve)));
+      discordApi = `http://127.0.0.1:${(server.address() as net.AddressInfo).port}/api/v10`;
+      return discordApi;
+    };
+    const ADMIN = { roles: ['11'], nick: 'Kim [Mod]', user: { id: '5', username: 'kim', global_name: 'Kim ✨' } };
+    let interactions = 0;
+
+    /** An interaction as Discord sends it, signed and checked, and the items the workflow's nodes read. */
+    async function interact(name: string, options: Record<string, string>, member: unknown) {
+      const interaction = {
+        id: `${1180000000000000000n + BigInt(++interactions)}`, application_id: '1111', type: 2, token: 'interaction-token', guild_id: '2222', version: 1,
+        data: { id: '9', name, type: 1, options: Object.entries(options).map(([option, value]) => ({ name: option, type: 3, value })) }, member,
+      };
+      assert.equal(verifyInteraction(discordSigned(JSON.stringify(interaction))), 'valid');
+      const items: Record<string, unknown> = {
+        Interaction: { body: interaction },
+        Settings: { apiBase: `http://127.0.0.1:${d.port}`, applicationId: '1111', publicKey: DISCORD_PUBLIC_KEY, adminRoleIds: '11', memberRoleIds: '20', discordApi: await fakeDiscord() },
+      };
+      return { items, mayUse: n8nRoute(n8nNode(workflow, 'May use the command'), {}, items) === 0, output: n8nRoute(n8nNode(workflow, 'Command'), {}, items) };
+    }
+    const answerOf = (node: string, $json: unknown, items: Record<string, unknown>) => JSON.parse(n8nEvaluate(n8nNode(workflow, node).parameters.responseBody, $json, items));
+
+    /** A slash command the workflow answers at once (type 4): a refusal, /status, /players, from the daemon's answers. */
+    async function slash(name: string, options: Record<string, string> = {}, member: unknown = ADMIN) {
+      const { items, mayUse, output } = await interact(name, options, member);
+      const answer = (node: string, $json: unknown) => answerOf(node, $json, items);
+      if (!mayUse) return { answer: answer('Not allowed', {}) };
+      if (output === 0) {
+        const status = await n8nSendToDaemon(d, n8nNode(workflow, 'GET /api/status'), {}, items);
+        items['GET /api/status'] = status.item;
+        const ping = await n8nSendToDaemon(d, n8nNode(workflow, 'GET /api/ping'), status.item, items);
+        return { status: status.res.json, ping: ping.res.json, answer: answer('Status reply', ping.item) };
+      }
+      assert.equal(output, 1);
+      const online = await n8nSendToDaemon(d, n8nNode(workflow, 'GET /api/players/online'), {}, items);
+      return { answer: answer('Players reply', online.item) };
+    }
+
+    /** A slow slash command: the deferral answered at once, the daemon asked with the node's body, the edit Discord receives. */
+    async function slashLater(name: string, options: Record<string, string> = {}, member: unknown = ADMIN) {
+      const { items, mayUse, output } = await interact(name, options, member);
+      assert.deepEqual([mayUse, output], [true, 2]);
+      const deferral = answerOf('Defer', {}, items);
+      const call = n8nNode(workflow, n8nNext(workflow, 'Slow command', n8nRoute(n8nNode(workflow, 'Slow command'), {}, items)));
+      const { sent, item, res } = await n8nSendToDaemon(d, call, {}, items);
+      const edit = n8nNode(workflow, 'Edit the reply');
+      const before = received.length;
+      const url = new URL(n8nEvaluate(edit.parameters.url, item, items));
+      await new Promise<void>((resolve, reject) => {
+        const req = http.request(url, { method: edit.parameters.method, headers: { 'Content-Type': 'application/json' } }, (answer) => answer.resume().on('end', resolve));
+        req.on('error', reject).end(n8nEvaluate(edit.parameters.jsonBody, item, items));
+      });
+      assert.equal(received.length, before + 1);
+      const { method, url: path, body } = received[before];
+      assert.deepEqual([method, path, Object.keys(body), body.allowed_mentions], ['PATCH', '/api/v10/webhooks/1111/interaction-token/messages/@original', ['content', 'allowed_mentions'], { parse: [] }]);
+      return { deferral, sent, res, content: body.content as string };
+    }
+    const mark = () => consoleBytes(host).length;
+
+    test('/status answers at once, for everyone to read: up, version, players, uptime, memory and MOTD, escaped, pinging nobody', async () => {
+      const { status, ping, answer } = await slash('status', {}, { roles: [], user: { id: '6', username: 'guest' } });
+      assert.equal(ping.ready, true);
+      const text = `The server is up: ${ping.version.name}, ${ping.players.online} of ${ping.players.max} players online, up ${status.uptime}, memory ${status.memory}.${ping.motd ? `\n${ping.motd}` : ''}`;
+      assert.deepEqual(answer, { type: 4, data: { content: escapeForDiscord(text), allowed_mentions: { parse: [] } } });
+    });
+
+    test('/players answers at once with who is online, names escaped', async (t) => {
+      act(host, { do: 'join', player: 'Kai_2' });
+      t.after(() => act(host, { do: 'leave', player: 'Kai_2' }));
+      await waitFor(async () => ((await d.get('/api/players/online')).json.players as string[]).includes('Kai_2'));
+      const { answer } = await slash('players', {}, { roles: [], user: { id: '6', username: 'guest' } });
+      assert.deepEqual(answer, { type: 4, data: { content: '1 player online: Kai\\_2', allowed_mentions: { parse: [] } } });
+    });
+
+    for (const text of ['say "quoted" it\'s fine 😀 @everyone', 'list']) {
+      test(`/mc command:${JSON.stringify(text)} defers to the member alone, types the command as written and edits the reply with the game's reply`, async () => {
+        const start = mark();
+        const { deferral, sent, res, content } = await slashLater('mc', { command: text });
+        assert.deepEqual(deferral, { type: 5, data: { flags: 64 } });
+        assert.deepEqual(sent, { command: text, output: true });
+        assert.equal(res.status, 200);
+        assert.equal(await consoleSince(host, start, `${text}\n`), `${text}\n`);
+        assert.equal(content, escapeForDiscord(res.json.output.join('\n') || 'Done.'));
+      });
+    }
+
+    for (const text of ['say back\\slash', 'say <@123> {{ $json }}']) {
+      test(`/mc command:${JSON.stringify(text)} reaches the member as the daemon's 400, and nothing reaches the console`, async () => {
+        const start = mark();
+        const { sent, res, content } = await slashLater('mc', { command: text });
+        assert.deepEqual(sent, { command: text, output: true });
+        assertReply(res, 400, { ok: false, error: MSG.commandChars });
+        assert.equal(content, escapeForDiscord(MSG.commandChars));
+        await assertNothingSentSince(d, host, start);
+      });
+    }
+
+    test('/say text: quotes, backslashes, braces, emoji and mentions reach every player as written, under the member\'s cleaned nickname', async () => {
+      const start = mark();
+      const text = 'He said "hi" \\ {{ $json }} 😀 <@123> @everyone @a';
+      const { deferral, sent, res, content } = await slashLater('say', { text }, { ...ADMIN, roles: ['20'] });
+      assert.deepEqual(deferral, { type: 5, data: {} });
+      assert.deepEqual([sent, res.status, content], [{ text, from: 'Kim Mod' }, 200, 'Message sent.']);
+      const typed = tellrawLine('Kim Mod', text);
+      assert.equal(await consoleSince(host, start, `${typed}\n`), `${typed}\n`);
+    });
+
+    test('/whitelist player: the daemon\'s verdict, its 400 and its 202 reach the member as its message', async (t) => {
+      const member = { ...ADMIN, roles: ['20'] };
+      assert.equal((await slashLater('whitelist', { player: 'Zed_9' }, member)).content, 'Zed\\_9 added to whitelist.');
+      assert.equal((await slashLater('whitelist', { player: 'Zed_9' }, member)).content, 'Zed\\_9 is already on the whitelist.');
+      const refused = await slashLater('whitelist', { player: '"Zed"' }, member);
+      assert.deepEqual([refused.sent, refused.res.status, refused.content], [{ player: '"Zed"' }, 400, escapeForDiscord(MSG.playerPattern)]);
+      fs.writeFileSync(path.join(host.controlDir, 'game-ignores-whitelist'), '');
+      t.after(() => fs.rmSync(path.join(host.controlDir, 'game-ignores-whitelist'), { force: true }));
+      const waiting = await slashLater('whitelist', { player: 'Quiet_8' }, member);
+      assert.deepEqual([waiting.res.status, waiting.content], [202, 'Quiet\\_8: whitelist add sent; the game server has not confirmed it yet.']);
+    });
+
+    test('/ban player reason, /pardon player and /kick player: the daemon\'s verdict, its 409 included, edits the public reply', async () => {
+      const banned = await slashLater('ban', { player: 'Mallory_7', reason: 'Griefing at spawn' });
+      assert.deepEqual([banned.deferral, banned.sent, banned.res.status, banned.content], [{ type: 5, data: {} }, { player: 'Mallory_7', reason: 'Griefing at spawn' }, 200, 'Mallory\\_7 banned.']);
+      const pardoned = await slashLater('pardon', { player: 'Mallory_7' });
+      assert.deepEqual([pardoned.sent, pardoned.res.status, pardoned.content], [{ player: 'Mallory_7' }, 200, 'Mallory\\_7 unbanned.']);
+      const kicked = await slashLater('kick', { player: 'Nobody_Here' });
+      assert.deepEqual([kicked.sent, kicked.res.status, kicked.content], [{ player: 'Nobody_Here' }, 409, 'Nobody\\_Here is not online.']);
+    });
+
+    test('a member without the role gets "needs a role" to themselves, and nothing reaches the daemon', async () => {
+      const start = mark();
+      for (const [name, options] of [['mc', { command: 'op Mallory_7' }], ['kick', { player: 'Kai_2' }], ['whitelist', { player: 'Zed_10' }]] as const) {
+        const { answer } = await slash(name, options, { ...ADMIN, roles: name === 'whitelist' ? [] : ['20'] });
+        assert.deepEqual(answer, { type: 4, data: { flags: 64, content: `/${name} needs a role this server has not given you.`, allowed_mentions: { parse: [] } } });
+      }
+      await assertNothingSentSince(d, host, start);
+    });
+  });
+
+  describe('docs/n8n: scheduled-restart.json against the daemon', { concurrency: 1 }, () => {
+    const { host, d } = group({ game: true });
+    const workflow = n8nWorkflow('scheduled-restart.json');
+    const items = () => ({ Settings: { apiBase: `http://127.0.0.1:${d.port}`, readyTimeoutMinutes: 10 } } as Record<string, unknown>);
+    const post = (line: string, $json: unknown, more: Record<string, unknown>) => {
+      const value = n8nEvaluate(n8nNode(workflow, line).parameters.assignments.assignments[0].value, $json, more);
+      return n8nEvaluate(n8nNode(workflow, n8nNext(workflow, line)).parameters.assignments.assignments[0].value, { line: value });
+    };
+
+    test('the warnings reach every player as [Server] lines', async () => {
+      for (const name of ['Say: in 5 minutes', 'Say: in 1 minute', 'Say: in 10 seconds']) {
+        const start = consoleBytes(host).length;
+        const { sent, res } = await n8nSendToDaemon(d, n8nNode(workflow, name), {}, items());
+        assert.equal(res.status, 200);
+        const typed = tellrawLine(undefined, sent!.text as string);
+        assert.equal(await consoleSince(host, start, `${typed}\n`), `${typed}\n`);
+      }
+    });
+
+    test('with nobody online it restarts at once, waits for a new game process that answers its ping, and posts that it is back', async () => {
+      const known = items();
+      const online = await n8nSendToDaemon(d, n8nNode(workflow, 'GET /api/players/online'), {}, known);
+      assert.equal(n8nNext(workflow, 'Who is online', n8nRoute(n8nNode(workflow, 'Who is online'), online.item)), 'GET /api/status (before)');
+      known['GET /api/status (before)'] = (await n8nSendToDaemon(d, n8nNode(workflow, 'GET /api/status (before)'), {}, known)).item;
+      const restart = await n8nSendToDaemon(d, n8nNode(workflow, 'POST /api/server/restart'), {}, known);
+      assert.equal(n8nRoute(n8nNode(workflow, 'Restart issued'), restart.item), 0);
+      const ping = await waitFor(async () => {
+        known['GET /api/status'] = (await n8nSendToDaemon(d, n8nNode(workflow, 'GET /api/status'), {}, known)).item;
+        const answer = await n8nSendToDaemon(d, n8nNode(workflow, 'GET /api/ping'), {}, known);
+        return n8nRoute(n8nNode(workflow, 'Back and ready'), answer.item, known) === 0 && answer.res.json;
+      }, { timeoutMs: 60_000, intervalMs: 200 });
+      assert.notEqual((known['GET /api/status'] as any).body.pid, (known['GET /api/status (before)'] as any).body.pid);
+      assert.equal(post('Line: back', { body: ping }, known), escapeForDiscord(`The scheduled restart is done: the server is ready again (${ping.version.name}), 0 of ${ping.players.max} players online.`));
+    });
+
+    test('a game that crashed and did not come back is posted as not running, with the exception the log shows', async () => {
+      const known = items();
+      known['GET /api/status (before)'] = (await n8nSendToDaemon(d, n8nNode(workflow, 'GET /api/status (before)'), {}, known)).item;
+      act(host, { do: 'crash', description: 'Exception in server tick loop' });
+      await waitFor(async () => (await d.get('/api/status')).json.online === false);
+      known['GET /api/status'] = (await n8nSendToDaemon(d, n8nNode(workflow, 'GET /api/status'), {}, known)).item;
+      const logs = await n8nSendToDaemon(d, n8nNode(workflow, 'GET /api/logs/latest'), {}, known);
+      assert.equal(logs.res.status, 200);
+      assert.equal(post('Line: not back', logs.item, known), 'The scheduled restart did not bring the server back within 10 minutes: the game is not running. It crashed: java.lang.IllegalStateException: simulated');
+    });
+  });
+
   // ---- Metrics (docs/api.md#get-metrics) ----
 
   /** The samples of a text exposition: name{labels} → value; HELP and TYPE lines by family. */
