@@ -21,6 +21,7 @@ import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import * as tls from 'node:tls';
+import * as vm from 'node:vm';
 import { gzipSync } from 'node:zlib';
 import { createHost, unitNodeArgs, type Host, type HostOptions } from './demo/host';
 import {
@@ -1386,9 +1387,17 @@ const N8N_DIR = path.join(__dirname, '..', 'docs', 'n8n');
 const N8N_API_BASE = 'http://game1.example:6767';   // the one address a workflow file holds: the user sets theirs
 const N8N_KEY_PLACEHOLDER = 'REPLACE_WITH_THE_API_KEY';
 const N8N_CREDENTIALS: Record<string, string[]> = {
-  httpHeaderAuth: ['X-API-Key', 'gameserver-api relay bot'],
+  httpHeaderAuth: ['X-API-Key', 'gameserver-api relay bot', 'Discord bot token'],
   discordWebhookApi: ['Discord channel webhook'],
 };
+/** Discord's API as the workflows' Settings name it, and the calls they make of it once the settings are filled in. */
+const DISCORD_API = 'https://discord.com/api/v10';
+const DISCORD_SETTINGS = { discordApi: DISCORD_API, applicationId: '1111', guildId: '2222' };
+const DISCORD_CALLS: ReadonlyArray<{ method: string; path: string; credential?: string }> = [
+  // the interaction's token authorises the edit of its reply: no bot token
+  { method: 'PATCH', path: '/webhooks/1111/interaction-token/messages/@original' },
+  { method: 'PUT', path: '/applications/1111/guilds/2222/commands', credential: 'Discord bot token' },
+];
 interface N8nNode { id: string; name: string; type: string; typeVersion: number; parameters: Record<string, any>; credentials?: Record<string, { id: string; name: string }>; webhookId?: string }
 interface N8nWorkflow { id: string; name: string; nodes: N8nNode[]; connections: Record<string, { main: Array<Array<{ node: string; type: string; index: number }>> }>; settings: { executionOrder: string } }
 const n8nWorkflows = () => fs.readdirSync(N8N_DIR).filter((file) => file.endsWith('.json')).sort()
@@ -1402,11 +1411,11 @@ const stringsIn = (value: unknown): string[] => typeof value === 'string' ? [val
  * A parameter as n8n reads it: one that starts with `=` has each `{{ … }}` replaced by the value of the JavaScript in
  * it, given `$json` (the node's input item) and `$('Node')` (another node's item).
  */
-function n8nEvaluate(parameter: string, $json: unknown, items: Record<string, unknown> = {}): string {
+function n8nEvaluate(parameter: string, $json: unknown, items: Record<string, unknown> = {}, context: Record<string, unknown> = {}): string {
   if (!parameter.startsWith('=')) return parameter;
-  const $ = (node: string) => ({ item: { json: items[node] } });
+  const $ = (node: string) => ({ item: { json: items[node] }, first: () => ({ json: items[node] }) });
   return parameter.slice(1).replace(/\{\{([\s\S]*?)\}\}/g, (_, code: string) => {
-    const value = new Function('$json', '$', `return (${code});`)($json, $) as unknown;
+    const value = new Function('$json', '$', ...Object.keys(context), `return (${code});`)($json, $, ...Object.values(context)) as unknown;
     return typeof value === 'string' ? value : JSON.stringify(value);
   });
 }
@@ -1441,8 +1450,10 @@ const DISCORD_ESCAPE_CASES: ReadonlyArray<readonly [string, string]> = [
 const DISCORD_ESCAPE = escapeForDiscord.toString().match(/\.replace\(.*\)/g)!.join('');
 
 describe('docs/n8n: the relay\'s workflows as files', () => {
-  test('docs/n8n holds one workflow file per recipe: the chat command, events to Discord, the chat bridge, the whitelist request', () => {
-    assert.deepEqual(n8nWorkflows().map((w) => w.file), ['chat-bridge.json', 'chat-command.json', 'events-to-discord.json', 'whitelist-request.json']);
+  test('docs/n8n holds one workflow file per recipe: the chat command, events to Discord, the chat bridge, the whitelist request, the slash commands and their registration, the scheduled restart', () => {
+    assert.deepEqual(n8nWorkflows().map((w) => w.file), [
+      'chat-bridge.json', 'chat-command.json', 'discord-commands.json', 'events-to-discord.json', 'register-commands.json', 'scheduled-restart.json', 'whitelist-request.json',
+    ]);
   });
   for (const { file, text } of n8nWorkflows()) {
     const workflow = JSON.parse(text) as N8nWorkflow;
@@ -1459,8 +1470,16 @@ describe('docs/n8n: the relay\'s workflows as files', () => {
       }
     });
 
-    test(`${file}: every HTTP Request node names a route of the table with its method, sends the key exactly where the route needs it, and passes every answer on`, () => {
+    test(`${file}: every HTTP Request node names a route of the table (or a Discord call) with its method, sends the key exactly where the route needs it, and passes every answer on`, () => {
       for (const node of n8nNodes(workflow, 'httpRequest')) {
+        if (node.parameters.url.startsWith("={{ $('Settings').item.json.discordApi }}/")) {
+          const url = n8nEvaluate(node.parameters.url, {}, { Settings: DISCORD_SETTINGS, Interaction: { body: { token: 'interaction-token' } } });
+          const call = DISCORD_CALLS.find((c) => `${DISCORD_API}${c.path}` === url && c.method === node.parameters.method);
+          assert.ok(call !== undefined, `${node.name}: ${node.parameters.method} ${url}`);
+          assert.equal(node.credentials?.httpHeaderAuth.name, call.credential, node.name);
+          assert.deepEqual(node.parameters.options.response.response, { fullResponse: true, neverError: true });
+          continue;
+        }
         const route = /^=\{\{ \$\('Settings'\)\.item\.json\.apiBase \}\}(\/[a-z/]*)$/.exec(node.parameters.url)?.[1];
         const described = DESCRIBED_ROUTES.find((r) => r.route === route && r.method === node.parameters.method);
         assert.ok(described !== undefined, `${node.name}: ${node.parameters.method} ${node.parameters.url}`);
@@ -1481,7 +1500,7 @@ describe('docs/n8n: the relay\'s workflows as files', () => {
         for (const name of ['jsonBody', 'responseBody']) {
           const body = node.parameters[name] as string | undefined;
           if (body === undefined) continue;
-          assert.match(body, /^=\{\{ JSON\.stringify\(\{[\s\S]*\}\) \}\}$/, `${node.name}.${name}`);
+          assert.match(body, /^=\{\{ JSON\.stringify\((?:\{[\s\S]*\}|\$json\.[a-z]+)\) \}\}$/, `${node.name}.${name}`);
           assert.equal(body.match(/\{\{/g)?.length, 1, `${node.name}.${name} is one expression`);
         }
       }
@@ -1494,6 +1513,7 @@ describe('docs/n8n: the relay\'s workflows as files', () => {
         for (const token of value.match(/[A-Za-z0-9_-]{32,}/g) ?? []) assert.match(token, /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/, `${token} in ${file}`);
         assert.doesNotMatch(value, /discord(app)?\.com\/api\/webhooks/);
         for (const url of value.match(/https?:\/\/[^\s"'`)]+/g) ?? []) {
+          if (url === DISCORD_API) continue;
           const { host, password } = new URL(url.replace(/\{\{.*$/, ''));
           assert.equal(host, new URL(N8N_API_BASE).host, `${url} in ${file}`);
           assert.ok(password === '' || password === N8N_KEY_PLACEHOLDER, `${url} in ${file}`);
@@ -1503,27 +1523,36 @@ describe('docs/n8n: the relay\'s workflows as files', () => {
         for (const [type, { name }] of Object.entries(node.credentials ?? {})) assert.ok(N8N_CREDENTIALS[type]?.includes(name), `${node.name}: ${type} ${name}`);
       }
       const settings = workflow.nodes.find((node) => node.name === 'Settings');
-      if (n8nNodes(workflow, 'httpRequest').length > 0) {
+      if (n8nNodes(workflow, 'httpRequest').some((node) => node.parameters.url.startsWith("={{ $('Settings').item.json.apiBase }}/"))) {
         assert.equal(settings?.parameters.assignments.assignments.find((a: { name: string }) => a.name === 'apiBase')?.value, N8N_API_BASE);
       }
     });
 
-    test(`${file}: the SSE trigger reads GET /api/events with the key as its URL's password, and every webhook answers what it got, behind a credential`, () => {
+    test(`${file}: the SSE trigger reads GET /api/events with the key as its URL's password, and every webhook answers what it got once, behind a credential or Discord's signature`, () => {
       for (const node of n8nNodes(workflow, 'sseTrigger')) {
         const url = new URL(node.parameters.url);
         assert.deepEqual([url.origin, url.pathname, url.username, url.password], [N8N_API_BASE, '/api/events', 'relay', N8N_KEY_PLACEHOLDER]);
       }
       for (const node of n8nNodes(workflow, 'webhook')) {
-        assert.equal(node.parameters.authentication, 'headerAuth', 'no open door to the console');
-        assert.equal(node.credentials?.httpHeaderAuth.name, 'gameserver-api relay bot');
+        if (file === 'discord-commands.json') {
+          // Discord sends no header of ours: its signature over the raw body is the credential, checked first
+          assert.deepEqual([node.parameters.authentication, node.parameters.options], ['none', { rawBody: true }]);
+          assert.deepEqual(workflow.connections[node.name].main, [[{ node: 'Settings', type: 'main', index: 0 }]]);
+          assert.deepEqual(workflow.connections.Settings.main, [[{ node: 'Verify signature', type: 'main', index: 0 }]]);
+        } else {
+          assert.equal(node.parameters.authentication, 'headerAuth', 'no open door to the console');
+          assert.equal(node.credentials?.httpHeaderAuth.name, 'gameserver-api relay bot');
+        }
         assert.equal(node.parameters.responseMode, 'responseNode');
         assert.match(node.webhookId ?? '', /^[0-9a-f-]{36}$/);
-        // every path from the webhook ends in an answer to it
-        const ends = (name: string): string[] => {
+        // every path from the webhook meets one answer to it (a deferred reply goes on after its answer)
+        const answers = (name: string, answered: string[]): void => {
+          const here = workflow.nodes.find((n) => n.name === name)?.type === 'n8n-nodes-base.respondToWebhook' ? [...answered, name] : answered;
           const next = (workflow.connections[name]?.main ?? []).flat().map((target) => target.node);
-          return next.length === 0 ? [name] : next.flatMap(ends);
+          if (next.length === 0) assert.equal(here.length, 1, `${node.name} → ${name}: ${here.join(', ')}`);
+          for (const target of next) answers(target, here);
         };
-        for (const end of ends(node.name)) assert.equal(workflow.nodes.find((n) => n.name === end)?.type, 'n8n-nodes-base.respondToWebhook', `${node.name} → ${end}`);
+        answers(node.name, []);
       }
     });
   }
@@ -1557,7 +1586,7 @@ describe('docs/n8n: one escape for Discord, the daemon\'s', () => {
    * Where each workflow hands text to Discord: a Discord node's content (made by the Set node before it), or a reply
    * for the chat bot to post; each with the item that carries a text there, and the text it must then post.
    */
-  const postingPoints: Array<{ file: string; node: string; given: string; parameter: (node: N8nNode) => string; item: (text: string) => unknown; posted: (value: string) => string; escaped: (text: string) => string }> = [];
+  const postingPoints: Array<{ file: string; node: string; given: string; parameter: (node: N8nNode) => string; item: (text: string) => unknown; items?: (text: string) => Record<string, unknown>; posted: (value: string) => string; escaped: (text: string) => string }> = [];
   const setValue = (node: N8nNode) => node.parameters.assignments.assignments[0].value as string;
   const replyOf = (node: N8nNode) => node.parameters.responseBody as string;
   const reply = (value: string) => (JSON.parse(value) as { reply: string }).reply;
@@ -1567,7 +1596,26 @@ describe('docs/n8n: one escape for Discord, the daemon\'s', () => {
       { file, node, given: 'the daemon\'s answer', parameter: replyOf, item: (text) => ({ statusCode: 200, body: { ok: true, message: text, output: text.split('\n') } }), posted: reply, escaped: escapeForDiscord },
     );
   }
+  // discord-commands.json answers Discord itself: the content of an interaction's reply, or of the edit of a deferred one
+  const content = (value: string) => {
+    const posted = JSON.parse(value) as { type?: number; data?: { content: string; allowed_mentions: unknown }; content?: string; allowed_mentions?: unknown };
+    assert.deepEqual((posted.data ?? posted).allowed_mentions, { parse: [] });
+    return (posted.data ?? posted).content!;
+  };
+  const jsonBody = (node: N8nNode) => node.parameters.jsonBody as string;
+  const daemonStatus = { body: { ok: true, online: true, pid: 42, uptime: '1:02:03', memory: '3.5%' } };
+  const aCommand = (text: string) => ({ Interaction: { body: { type: 2, data: { name: text } } } });
   postingPoints.push(
+    { file: 'discord-commands.json', node: 'Edit the reply', given: 'the daemon\'s error', parameter: jsonBody, item: (text) => ({ statusCode: 400, body: { ok: false, error: text } }), posted: content, escaped: escapeForDiscord },
+    { file: 'discord-commands.json', node: 'Edit the reply', given: 'the game\'s reply', parameter: jsonBody, item: (text) => ({ statusCode: 200, body: { ok: true, message: 'Command sent: x', output: text.split('\n') } }), posted: content, escaped: escapeForDiscord },
+    { file: 'discord-commands.json', node: 'Edit the reply', given: 'the daemon\'s verdict', parameter: jsonBody, item: (text) => ({ statusCode: 202, body: { ok: true, message: text } }), posted: content, escaped: escapeForDiscord },
+    { file: 'discord-commands.json', node: 'Players reply', given: 'a player\'s name', parameter: replyOf, item: (text) => ({ statusCode: 200, body: { ok: true, online: true, count: 1, players: [text] } }), posted: content, escaped: (text) => escapeForDiscord(`1 player online: ${text}`) },
+    { file: 'discord-commands.json', node: 'Players reply', given: 'the daemon\'s error', parameter: replyOf, item: (text) => ({ statusCode: 500, body: { ok: false, error: text } }), posted: content, escaped: escapeForDiscord },
+    { file: 'discord-commands.json', node: 'Status reply', given: 'the game\'s MOTD', parameter: replyOf, item: (text) => ({ statusCode: 200, body: { ok: true, online: true, ready: true, version: { name: '1.21.4', protocol: 769 }, motd: text, players: { online: 2, max: 20 } } }), items: () => ({ 'GET /api/status': daemonStatus }), posted: content, escaped: (text) => escapeForDiscord(`The server is up: 1.21.4, 2 of 20 players online, up 1:02:03, memory 3.5%.\n${text}`) },
+    { file: 'discord-commands.json', node: 'Status reply', given: 'the daemon\'s error', parameter: replyOf, item: () => ({}), items: (text) => ({ 'GET /api/status': { statusCode: 503, body: { ok: false, error: text } } }), posted: content, escaped: escapeForDiscord },
+    { file: 'discord-commands.json', node: 'Not allowed', given: 'a command\'s name', parameter: replyOf, item: () => ({}), items: aCommand, posted: content, escaped: (text) => escapeForDiscord(`/${text} needs a role this server has not given you.`) },
+    { file: 'discord-commands.json', node: 'Unknown command', given: 'a command\'s name', parameter: replyOf, item: () => ({}), items: aCommand, posted: content, escaped: (text) => escapeForDiscord(`/${text} is not a command of this workflow: register the commands again.`) },
+    { file: 'scheduled-restart.json', node: 'Escape for Discord', given: 'an outcome\'s line', parameter: setValue, item: (text) => ({ line: text }), posted: (value) => value, escaped: escapeForDiscord },
     { file: 'events-to-discord.json', node: 'Escape for Discord', given: 'an event\'s line', parameter: setValue, item: (text) => ({ line: text }), posted: (value) => value, escaped: escapeForDiscord },
     { file: 'chat-bridge.json', node: 'Chat line', given: 'a player.chat event', parameter: setValue, item: (text) => ({ type: 'player.chat', player: 'Alex', text }), posted: (value) => value, escaped: (text) => escapeForDiscord(`<Alex> ${text}`) },
   );
@@ -1590,7 +1638,13 @@ describe('docs/n8n: one escape for Discord, the daemon\'s', () => {
       for (const node of n8nNodes(workflow, 'respondToWebhook')) {
         if (node.parameters.respondWith === 'noData') continue;
         assert.equal(node.parameters.respondWith, 'json', node.name);
-        assert.ok(replyOf(node).endsWith(`${DISCORD_ESCAPE} }) }}`), `${node.name}: ${replyOf(node)}`);
+        // Discord's PONG and deferral carry no text
+        if (!/\b(?:reply|content): /.test(replyOf(node))) continue;
+        assert.ok(replyOf(node).endsWith(`${DISCORD_ESCAPE} }) }}`) || replyOf(node).endsWith(`${DISCORD_ESCAPE}, allowed_mentions: { parse: [] } } }) }}`), `${node.name}: ${replyOf(node)}`);
+        escaping.push(node.name);
+      }
+      for (const node of n8nNodes(workflow, 'httpRequest').filter((n) => /\bcontent: /.test(n.parameters.jsonBody ?? ''))) {
+        assert.ok(jsonBody(node).endsWith(`${DISCORD_ESCAPE}, allowed_mentions: { parse: [] } }) }}`), `${node.name}: ${jsonBody(node)}`);
         escaping.push(node.name);
       }
       // the table below runs each of them over the cases
@@ -1598,10 +1652,10 @@ describe('docs/n8n: one escape for Discord, the daemon\'s', () => {
     });
   }
 
-  for (const { file, node: name, given, parameter, item, posted, escaped } of postingPoints) {
+  for (const { file, node: name, given, parameter, item, items, posted, escaped } of postingPoints) {
     test(`${file}, node ${name}: posts ${given}, whatever text it holds, as escapeForDiscord() writes it`, () => {
       const node = (JSON.parse(fs.readFileSync(path.join(N8N_DIR, file), 'utf8')) as N8nWorkflow).nodes.find((n) => n.name === name)!;
-      for (const [text] of DISCORD_ESCAPE_CASES) assert.equal(posted(n8nEvaluate(parameter(node), item(text))), escaped(text), JSON.stringify(text));
+      for (const [text] of DISCORD_ESCAPE_CASES) assert.equal(posted(n8nEvaluate(parameter(node), item(text), items?.(text))), escaped(text), JSON.stringify(text));
     });
   }
 
@@ -1658,6 +1712,322 @@ describe('docs/n8n: the name the bridge sends for a Discord author', () => {
       assert.doesNotThrow(() => validateSay(body));
     });
   }
+});
+
+// ---- Discord slash commands without a bot, and the scheduled restart (docs/n8n/discord-commands.json, …) ----
+
+const n8nWorkflow = (file: string) => JSON.parse(fs.readFileSync(path.join(N8N_DIR, file), 'utf8')) as N8nWorkflow;
+const n8nNode = (workflow: N8nWorkflow, name: string) => workflow.nodes.find((node) => node.name === name)!;
+/** The node an output of `name` leads to. */
+const n8nNext = (workflow: N8nWorkflow, name: string, output = 0) => workflow.connections[name].main[output][0].node;
+
+/** One condition of an If or Switch node, with the operators the workflows use, as n8n reads it. */
+function n8nCondition(condition: any, $json: unknown, items: Record<string, unknown>, context: Record<string, unknown>): boolean {
+  const left = n8nEvaluate(condition.leftValue, $json, items, context);
+  switch (`${condition.operator.type}:${condition.operator.operation}`) {
+    case 'boolean:true': return left === 'true';
+    case 'string:equals': return left === condition.rightValue;
+    case 'string:regex': return new RegExp(condition.rightValue).test(left);
+    case 'number:equals': return Number(left) === condition.rightValue;
+    default: throw new Error(`operator ${JSON.stringify(condition.operator)}`);
+  }
+}
+
+/** The output an If node (0 true, 1 false) or a Switch node (its first rule that holds, else the fallback) takes. */
+function n8nRoute(node: N8nNode, $json: unknown, items: Record<string, unknown> = {}, context: Record<string, unknown> = {}): number {
+  const holds = (c: { conditions: unknown[]; combinator: string }) => {
+    assert.equal(c.combinator, 'and');
+    return c.conditions.every((condition) => n8nCondition(condition, $json, items, context));
+  };
+  if (node.type === 'n8n-nodes-base.if') return holds(node.parameters.conditions) ? 0 : 1;
+  const rules = node.parameters.rules.values as Array<{ conditions: { conditions: unknown[]; combinator: string } }>;
+  const output = rules.findIndex((rule) => holds(rule.conditions));
+  if (output >= 0) return output;
+  assert.equal(node.parameters.options.fallbackOutput, 'extra', `${node.name}: nothing matched`);
+  return rules.length;
+}
+
+/** A Code node's JavaScript run as n8n's task runner runs it: one function, the globals given, `require` of only `builtins`. */
+function n8nRunCode(node: N8nNode, globals: Record<string, unknown>, builtins: Record<string, unknown> = {}): Array<{ json: any; pairedItem?: unknown }> {
+  const sandbox = vm.createContext({
+    ...globals, Buffer,
+    require: (name: string) => {
+      if (!(name in builtins)) throw new Error(`Module '${name}' is disallowed`);
+      return builtins[name];
+    },
+  });
+  return JSON.parse(JSON.stringify(vm.runInContext(`(() => {\n${node.parameters.jsCode}\n})()`, sandbox)));
+}
+
+const DISCORD_KEYS = crypto.generateKeyPairSync('ed25519');
+/** The application's public key as the Developer Portal shows it: the 32 bytes in hex. */
+const DISCORD_PUBLIC_KEY = DISCORD_KEYS.publicKey.export({ format: 'der', type: 'spki' }).subarray(12).toString('hex');
+const nowSeconds = () => Math.floor(Date.now() / 1000);
+
+/** A request as Discord sends it: Ed25519 over the X-Signature-Timestamp header followed by the raw body. */
+function discordSigned(raw: string, { timestamp = nowSeconds(), privateKey = DISCORD_KEYS.privateKey } = {}) {
+  const signature = crypto.sign(null, Buffer.concat([Buffer.from(String(timestamp)), Buffer.from(raw)]), privateKey).toString('hex');
+  return { raw, headers: { 'content-type': 'application/json', 'x-signature-ed25519': signature, 'x-signature-timestamp': String(timestamp) } as Record<string, string> };
+}
+
+/**
+ * discord-commands.json's Verify signature node over a request, as n8n 2.41 gives it (Webhook with rawBody: the raw
+ * bytes in base64 in binary.data.data), with crypto allowed (NODE_FUNCTION_ALLOW_BUILTIN=crypto) unless told.
+ */
+function verifyInteraction(request: { raw: string; headers: Record<string, string> }, { staticData = {} as Record<string, any>, publicKey = DISCORD_PUBLIC_KEY, builtins = { crypto } as Record<string, unknown> } = {}): string {
+  const items: Record<string, unknown> = {
+    Interaction: { json: { headers: request.headers, params: {}, query: {}, body: JSON.parse(request.raw) }, binary: { data: { data: Buffer.from(request.raw).toString('base64'), mimeType: 'application/json' } } },
+    Settings: { json: { publicKey } },
+  };
+  const out = n8nRunCode(n8nNode(n8nWorkflow('discord-commands.json'), 'Verify signature'), {
+    $: (name: string) => ({ first: () => items[name] }),
+    $getWorkflowStaticData: (type: string) => {
+      assert.equal(type, 'global');
+      return staticData;
+    },
+  }, builtins);
+  assert.equal(out.length, 1);
+  assert.deepEqual(out[0].pairedItem, { item: 0 });
+  return out[0].json.verdict as string;
+}
+
+/** The commands register-commands.json registers: its Command definitions node, run. */
+const registeredCommands = () => n8nRunCode(n8nNode(n8nWorkflow('register-commands.json'), 'Command definitions'), {})[0].json.commands as Array<{ name: string; description: string; type: number; contexts: number[]; default_member_permissions: string | null; options: Array<{ name: string; description: string; type: number; required: boolean; max_length: number }> }>;
+
+describe('docs/n8n: discord-commands.json checks Discord\'s signature before anything else', () => {
+  const workflow = n8nWorkflow('discord-commands.json');
+  const ping = '{"type": 1, "id": "1180000000000000001", "application_id": "1111", "token": "t", "version": 1}';
+
+  test('a request Discord signed is taken, checked over the raw bytes as sent (their spacing and key order kept)', () => {
+    assert.notEqual(ping, JSON.stringify(JSON.parse(ping)));
+    assert.equal(verifyInteraction(discordSigned(ping)), 'valid');
+  });
+
+  test('a missing signature or timestamp, a signature by another key, and a body changed after signing are refused', () => {
+    const signed = discordSigned(ping);
+    const without = (header: string) => ({ raw: ping, headers: Object.fromEntries(Object.entries(signed.headers).filter(([name]) => name !== header)) });
+    assert.equal(verifyInteraction(without('x-signature-ed25519')), 'unsigned');
+    assert.equal(verifyInteraction(without('x-signature-timestamp')), 'unsigned');
+    assert.equal(verifyInteraction({ raw: ping, headers: { ...signed.headers, 'x-signature-ed25519': 'zz'.repeat(64) } }), 'unsigned');
+    assert.equal(verifyInteraction(discordSigned(ping, { privateKey: crypto.generateKeyPairSync('ed25519').privateKey })), 'bad signature');
+    assert.equal(verifyInteraction({ raw: ping.replace('"type": 1', '"type": 2'), headers: signed.headers }), 'bad signature');
+    assert.equal(verifyInteraction({ raw: ping, headers: { ...signed.headers, 'x-signature-timestamp': String(Number(signed.headers['x-signature-timestamp']) + 1) } }), 'bad signature');
+  });
+
+  test('a timestamp more than five minutes from now, either way, is refused though signed', () => {
+    assert.equal(verifyInteraction(discordSigned(ping, { timestamp: nowSeconds() - 310 })), 'stale');
+    assert.equal(verifyInteraction(discordSigned(ping, { timestamp: nowSeconds() + 310 })), 'stale');
+    assert.equal(verifyInteraction(discordSigned(ping, { timestamp: nowSeconds() - 290 })), 'valid');
+    assert.equal(verifyInteraction(discordSigned(ping, { timestamp: nowSeconds() + 290 })), 'valid');
+  });
+
+  test('a request seen before (a replay) is refused; the workflow\'s static data keeps the signatures of the last five minutes, 5,000 at most', () => {
+    const staticData: Record<string, any> = {};
+    const request = discordSigned(ping);
+    assert.equal(verifyInteraction(request, { staticData }), 'valid');
+    assert.equal(verifyInteraction(request, { staticData }), 'replayed');
+    assert.equal(verifyInteraction(discordSigned(ping.replace('0001', '0002')), { staticData }), 'valid');
+    assert.equal(Object.keys(staticData.signedAt).length, 2);
+    const now = nowSeconds();
+    staticData.signedAt = Object.fromEntries(Array.from({ length: 6000 }, (_, i) => [`${i}`.padStart(128, 'a'), i < 100 ? now - 400 : now]));
+    assert.equal(verifyInteraction(discordSigned(ping.replace('0001', '0003')), { staticData }), 'valid');
+    const kept = Object.keys(staticData.signedAt);
+    assert.equal(kept.length, 5000);
+    assert.ok(kept.every((signature, i) => i === kept.length - 1 || Number(signature.replace(/^a+/, '')) >= 1001), 'the oldest go first');
+  });
+
+  test('every verdict but valid answers 401 with nothing else run; a valid PING answers PONG, a command goes on to the role check', () => {
+    const signed = n8nNode(workflow, n8nNext(workflow, 'Verify signature'));
+    for (const verdict of ['unsigned', 'bad signature', 'stale', 'replayed']) {
+      const refusal = n8nNode(workflow, n8nNext(workflow, signed.name, n8nRoute(signed, { verdict })));
+      assert.deepEqual([refusal.type, refusal.parameters], ['n8n-nodes-base.respondToWebhook', { respondWith: 'noData', options: { responseCode: 401 } }], verdict);
+      assert.equal(workflow.connections[refusal.name], undefined);
+    }
+    const byType = n8nNode(workflow, n8nNext(workflow, signed.name, n8nRoute(signed, { verdict: 'valid' })));
+    const pong = n8nNode(workflow, n8nNext(workflow, byType.name, n8nRoute(byType, {}, { Interaction: { body: { type: 1 } } })));
+    assert.deepEqual(JSON.parse(n8nEvaluate(pong.parameters.responseBody, {})), { type: 1 });
+    assert.equal(n8nNext(workflow, byType.name, n8nRoute(byType, {}, { Interaction: { body: { type: 2 } } })), 'May use the command');
+    assert.equal(n8nNode(workflow, n8nNext(workflow, byType.name, n8nRoute(byType, {}, { Interaction: { body: { type: 3 } } }))).parameters.options.responseCode, 400);
+  });
+
+  test('without NODE_FUNCTION_ALLOW_BUILTIN=crypto (n8n\'s default) the check fails with the sentence naming that setting; it asks for crypto as n8n lists it, not node:crypto', () => {
+    assert.throws(() => verifyInteraction(discordSigned(ping), { builtins: {} }), { message: /^The signature check needs the n8n setting NODE_FUNCTION_ALLOW_BUILTIN=crypto in n8n's environment, so that the Code node may load crypto \(Module 'crypto' is disallowed\)\.$/ });
+    assert.match(n8nNode(workflow, 'Verify signature').parameters.jsCode, /require\('crypto'\)/);
+    assert.doesNotMatch(n8nNode(workflow, 'Verify signature').parameters.jsCode, /node:crypto/);
+  });
+
+  test('a public key in Settings that is not 64 hexadecimal characters fails with a sentence saying what it must be', () => {
+    for (const publicKey of ['REPLACE_WITH_THE_PUBLIC_KEY', '', DISCORD_PUBLIC_KEY.slice(2)]) {
+      assert.throws(() => verifyInteraction(discordSigned(ping), { publicKey }), { message: /^Settings → publicKey must be the application's public key: the 64 hexadecimal characters/ });
+    }
+  });
+});
+
+describe('docs/n8n: the slash commands, one list in register-commands.json', () => {
+  const workflow = n8nWorkflow('discord-commands.json');
+  const settings = (adminRoleIds: string, memberRoleIds: string) => ({ adminRoleIds, memberRoleIds });
+  const mayUse = (name: string, member: unknown, roles = settings('10, 11', '20')) =>
+    n8nRoute(n8nNode(workflow, 'May use the command'), {}, { Interaction: { body: { type: 2, data: { name }, member } }, Settings: roles }) === 0;
+
+  test('register-commands.json registers /status, /players, /whitelist, /say, /mc, /kick, /ban, /pardon as guild-only slash commands with string options Discord bounds as the daemon does', () => {
+    const commands = registeredCommands();
+    assert.deepEqual(commands.map((c) => [c.name, c.options.map((o) => `${o.name}${o.required ? '' : '?'}:${o.max_length}`)]), [
+      ['status', []], ['players', []], ['whitelist', ['player:16']], ['say', ['text:256']], ['mc', ['command:1000']],
+      ['kick', ['player:16', 'reason?:256']], ['ban', ['player:16', 'reason?:256']], ['pardon', ['player:16']],
+    ]);
+    for (const command of commands) {
+      assert.deepEqual([command.type, command.contexts], [1, [0]], command.name);
+      for (const text of [command.description, ...command.options.map((o) => o.description)]) assert.ok(text.length >= 1 && text.length <= 100, text);
+      for (const option of command.options) assert.equal(option.type, 3);
+    }
+  });
+
+  test('only members with the permission see /mc (Manage Server), /kick (Kick Members), /ban and /pardon (Ban Members); everyone sees the others', () => {
+    assert.deepEqual(Object.fromEntries(registeredCommands().map((c) => [c.name, c.default_member_permissions])), {
+      status: null, players: null, whitelist: null, say: null, mc: '32', kick: '2', ban: '4', pardon: '4',
+    });
+  });
+
+  test('discord-commands.json answers exactly the registered commands, reading exactly their options', () => {
+    const command = n8nNode(workflow, 'Command');
+    const slow = n8nNode(workflow, 'Slow command');
+    const answered = (name: string) => {
+      const output = n8nRoute(command, {}, { Interaction: { body: { data: { name } } } });
+      if (output < 2) return n8nNext(workflow, command.name, output);
+      if (output === 3) return undefined;
+      assert.equal(n8nNext(workflow, command.name, output), 'Defer');
+      return n8nNext(workflow, slow.name, n8nRoute(slow, {}, { Interaction: { body: { data: { name } } } }));
+    };
+    const commands = registeredCommands();
+    assert.deepEqual(Object.fromEntries(commands.map((c) => [c.name, answered(c.name)])), {
+      status: 'GET /api/status', players: 'GET /api/players/online', whitelist: 'POST /api/whitelist/add', say: 'POST /api/say',
+      mc: 'POST /api/command', kick: 'POST /api/players/kick', ban: 'POST /api/players/ban', pardon: 'POST /api/players/pardon',
+    });
+    assert.equal(answered('op'), undefined);
+    assert.equal(slow.parameters.rules.values.length, commands.length - 2);
+    const read = new Set(stringsIn(workflow).flatMap((value) => [...value.matchAll(/option\.name === '(\w+)'/g)].map((m) => m[1])));
+    assert.deepEqual([...read].sort(), [...new Set(commands.flatMap((c) => c.options.map((o) => o.name)))].sort());
+  });
+
+  test('everyone may use /status and /players; a member role /whitelist and /say; an admin role every command (role ids from Settings, comma-separated)', () => {
+    const all = registeredCommands().map((c) => c.name);
+    const allowed = (member: unknown, roles?: { adminRoleIds: string; memberRoleIds: string }) => all.filter((name) => mayUse(name, member, roles));
+    const member = (...roles: string[]) => ({ roles, nick: null, user: { id: '5', username: 'kim' } });
+    assert.deepEqual(allowed(member()), ['status', 'players']);
+    assert.deepEqual(allowed(member('20')), ['status', 'players', 'whitelist', 'say']);
+    assert.deepEqual(allowed(member('11')), all);
+    assert.deepEqual(allowed(member('10', '20')), all);
+    assert.deepEqual(allowed(member('1', '110', '2')), ['status', 'players'], 'a role id is matched whole');
+    assert.deepEqual(allowed(undefined), ['status', 'players'], 'no member: a direct message');
+    assert.deepEqual(allowed(member('20', '11', ''), settings('', '')), ['status', 'players'], 'no role set: nobody');
+  });
+
+  test('the slow commands answer "thinking" at once (type 5), to the member alone for /mc; refusals go to the member alone', () => {
+    const defer = n8nNode(workflow, 'Defer');
+    for (const { name } of registeredCommands()) {
+      if (name === 'status' || name === 'players') continue;
+      assert.deepEqual(JSON.parse(n8nEvaluate(defer.parameters.responseBody, {}, { Interaction: { body: { data: { name } } } })), { type: 5, data: name === 'mc' ? { flags: 64 } : {} });
+    }
+    for (const name of ['Not allowed', 'Unknown command']) {
+      const reply = JSON.parse(n8nEvaluate(n8nNode(workflow, name).parameters.responseBody, {}, { Interaction: { body: { data: { name: 'mc' } } } }));
+      assert.deepEqual([reply.type, reply.data.flags, reply.data.allowed_mentions], [4, 64, { parse: [] }]);
+    }
+  });
+
+  test('a reply longer than Discord takes is cut to 999 characters and …, so that escaped it stays within 2,000', () => {
+    const edit = n8nNode(workflow, 'Edit the reply');
+    for (const text of ['*'.repeat(5000), '😀'.repeat(1500), `${'a'.repeat(998)}😀😀😀`]) {
+      const { content } = JSON.parse(n8nEvaluate(edit.parameters.jsonBody, { statusCode: 200, body: { ok: true, message: 'x', output: [text] } }));
+      assert.ok(content.length <= 2000, `${content.length}`);
+      assert.equal(content, escapeForDiscord(`${Array.from(text).slice(0, 999).join('')}…`));
+    }
+    const fits = '_'.repeat(1000);
+    assert.equal(JSON.parse(n8nEvaluate(edit.parameters.jsonBody, { statusCode: 200, body: { ok: true, message: fits } })).content, escapeForDiscord(fits));
+  });
+
+  for (const [author, from] of BRIDGE_SENDERS) {
+    const shown = JSON.stringify(author)?.replace(/[\u200b\u2060]/g, (c) => `\\u${c.charCodeAt(0).toString(16)}`);
+    test(`discord-commands.json's /say sends the member ${shown} as from ${JSON.stringify(from)}, as the chat bridge does`, () => {
+      const body = JSON.parse(n8nEvaluate(n8nNode(workflow, 'POST /api/say').parameters.jsonBody, {}, { Interaction: { body: { data: { name: 'say', options: [{ name: 'text', type: 3, value: 'hi' }] }, member: author === undefined ? undefined : { nick: null, user: author } } } }));
+      assert.deepEqual(body, { text: 'hi', from });
+      assert.doesNotThrow(() => validateSay(body));
+    });
+  }
+
+  test('discord-commands.json\'s /say names the member by their server nickname first, cleaned as any name', () => {
+    const fromOf = (member: unknown) => JSON.parse(n8nEvaluate(n8nNode(workflow, 'POST /api/say').parameters.jsonBody, {}, { Interaction: { body: { data: { name: 'say', options: [{ name: 'text', value: 'hi' }] }, member } } })).from;
+    assert.equal(fromOf({ nick: 'Kimmy [Mod]', user: { username: 'kim', global_name: 'Kim' } }), 'Kimmy Mod');
+    assert.equal(fromOf({ nick: 'SERVER', user: { username: 'kim', global_name: 'Kim' } }), 'Kim');
+    assert.equal(fromOf({ nick: null, user: { username: 'kim', global_name: 'Kim' } }), 'Kim');
+  });
+});
+
+describe('docs/n8n: scheduled-restart.json', () => {
+  const workflow = n8nWorkflow('scheduled-restart.json');
+  const settings = { apiBase: N8N_API_BASE, readyTimeoutMinutes: 10 };
+
+  test('it runs on the schedule of its trigger (daily at 05:00 until changed)', () => {
+    assert.deepEqual(n8nNodes(workflow, 'scheduleTrigger').map((n) => [n.name, n.parameters.rule]), [['Schedule', { interval: [{ field: 'cronExpression', expression: '0 5 * * *' }] }]]);
+  });
+
+  test('a server not running is left alone; nobody online restarts at once; players online, or an answer it cannot read, are warned first', () => {
+    const who = n8nNode(workflow, 'Who is online');
+    const next = ($json: unknown) => n8nNext(workflow, who.name, n8nRoute(who, $json));
+    assert.equal(next({ statusCode: 200, body: { ok: true, online: false, players: [] } }), 'Line: skipped');
+    assert.equal(next({ statusCode: 200, body: { ok: true, online: true, count: 0, players: [] } }), 'GET /api/status (before)');
+    assert.equal(next({ statusCode: 200, body: { ok: true, online: true, count: 2, players: ['Alex', 'Kai_2'] } }), 'Say: in 5 minutes');
+    assert.equal(next({ statusCode: 503, body: { ok: false, error: 'busy' } }), 'Say: in 5 minutes');
+    assert.equal(next({ error: { message: 'The service refused the connection' } }), 'Say: in 5 minutes');
+  });
+
+  test('players read "The server restarts in" 5 minutes, 1 minute and 10 seconds before the restart is issued', () => {
+    const seconds = { seconds: 1, minutes: 60 } as Record<string, number>;
+    const said: Array<[string, number]> = [];
+    let name = 'Say: in 5 minutes';
+    let waited = 0;
+    while (name !== 'POST /api/server/restart') {
+      const node = n8nNode(workflow, name);
+      if (node.type === 'n8n-nodes-base.wait') waited += node.parameters.amount * seconds[node.parameters.unit];
+      if (name.startsWith('Say: ')) said.push([JSON.parse(n8nEvaluate(node.parameters.jsonBody, {})).text, waited]);
+      name = n8nNext(workflow, name);
+    }
+    assert.deepEqual(said.map(([text, at]) => [text, waited - at]), [
+      ['The server restarts in 5 minutes.', 300], ['The server restarts in 1 minute.', 60], ['The server restarts in 10 seconds.', 10],
+    ]);
+  });
+
+  test('after the restart it asks every 10 s until a new game process answers its ping, for readyTimeoutMinutes at most', () => {
+    const back = n8nNode(workflow, 'Back and ready');
+    const before = { 'GET /api/status (before)': { body: { ok: true, online: true, pid: 41 } } };
+    const isBack = (status: object, ping: object) => n8nRoute(back, { body: ping }, { ...before, 'GET /api/status': { body: status } }) === 0;
+    assert.equal(isBack({ ok: true, online: true, pid: 42 }, { ok: true, online: true, ready: true }), true);
+    assert.equal(isBack({ ok: true, online: true, pid: 41 }, { ok: true, online: true, ready: true }), false, 'the old process, not stopped yet');
+    assert.equal(isBack({ ok: true, online: true, pid: 42 }, { ok: true, online: true, ready: false }), false);
+    assert.equal(isBack({ ok: true, online: false }, { ok: true, online: false, ready: false }), false);
+    assert.deepEqual(n8nNode(workflow, 'Wait for the restart').parameters, { amount: 10, unit: 'seconds' });
+    const keepWaiting = n8nNode(workflow, 'Keep waiting');
+    const polls = Array.from({ length: 100 }, (_, $runIndex) => n8nRoute(keepWaiting, {}, { Settings: settings }, { $runIndex })).indexOf(1) + 1;
+    assert.equal(polls * 10, 10 * 60);
+    assert.equal(n8nNext(workflow, keepWaiting.name, 0), 'Wait for the restart');
+  });
+
+  test('the outcome says whether the server came back, and what the log says of a crash when it did not', () => {
+    const line = (name: string, $json: unknown, status?: object) => n8nEvaluate(n8nNode(workflow, name).parameters.assignments.assignments[0].value, $json, {
+      Settings: settings, 'GET /api/status (before)': { body: { ok: true, online: true, pid: 41 } }, 'GET /api/status': { body: status },
+    });
+    assert.equal(line('Line: back', { body: { ok: true, online: true, ready: true, version: { name: '1.21.4', protocol: 769 }, players: { online: 0, max: 20 } } }), 'The scheduled restart is done: the server is ready again (1.21.4), 0 of 20 players online.');
+    assert.equal(line('Line: back', { body: { ok: true, online: true, ready: true } }), 'The scheduled restart is done: the server is ready again.');
+    assert.equal(line('Line: restart refused', { statusCode: 500, body: { ok: false, error: 'Internal server error' } }), 'The scheduled restart failed: Internal server error');
+    assert.equal(line('Line: restart refused', { error: {} }), 'The scheduled restart failed: The game server API did not answer.');
+    const tickLoop = [`${P}Done (3.2s)!`, '[12:00:09] [Server thread/ERROR]: Encountered an unexpected exception', 'java.lang.IllegalStateException: simulated', '\tat x.y(Z.java:1)', '[12:00:09] [Server thread/ERROR]: This crash report has been saved to: /srv/mc/./crash-reports/crash-1.txt', `${P}Stopping server`];
+    const watchdog = ['[12:01:00] [Server Watchdog/ERROR]: A single server tick took 60.00 seconds (should be max 0.05)', '[12:01:00] [Server Watchdog/ERROR]: Considering it to be crashed, server will forcibly shutdown.'];
+    const notBack = 'The scheduled restart did not bring the server back within 10 minutes: ';
+    assert.equal(line('Line: not back', { body: { ok: true, lines: tickLoop } }, { ok: true, online: false }), `${notBack}the game is not running. It crashed: java.lang.IllegalStateException: simulated`);
+    assert.equal(line('Line: not back', { body: { ok: true, lines: watchdog } }, { ok: true, online: false }), `${notBack}the game is not running. It crashed: A single server tick took 60.00 seconds (should be max 0.05)`);
+    assert.equal(line('Line: not back', { body: { ok: true, lines: [`${P}Stopping server`] } }, { ok: true, online: false }), `${notBack}the game is not running.`);
+    assert.equal(line('Line: not back', { body: { ok: true, lines: [] } }, { ok: true, online: true, pid: 43 }), `${notBack}the game runs but does not answer its ping.`);
+    assert.equal(line('Line: not back', { body: { ok: false, error: 'latest.log not found' } }, { ok: true, online: true, pid: 41 }), `${notBack}the game did not stop.`);
+  });
 });
 
 describe('escapeForDiscord()', () => {
@@ -5835,6 +6205,218 @@ describe('the compiled daemon', { concurrency: GROUPS_AT_ONCE }, () => {
       assert.equal(res.status, 200);
       assert.deepEqual([res.json.output.length, res.json.output[1]], [2, death]);
       assert.equal(reply, `${escapeForDiscord(res.json.output[0])}\nAlex was slain by @\u200beveryone join DISCORD\u200b.GG/abc, discord\u200b.gift/x or dsc\u200b.gg/x \\[\\*\\*now\\*\\*\\]`);
+    });
+  });
+
+  // ---- The slash commands and the scheduled restart against the daemon (docs/n8n/discord-commands.json, …) ----
+
+  /** An HTTP Request node of a workflow as n8n sends it to the daemon (the key when it names the credential), and the item it makes. */
+  async function n8nSendToDaemon(d: Daemon, node: N8nNode, $json: unknown, items: Record<string, unknown>) {
+    const url = new URL(n8nEvaluate(node.parameters.url, $json, items));
+    for (const { name, value } of node.parameters.queryParameters?.parameters ?? []) url.searchParams.set(name, n8nEvaluate(value, $json, items));
+    const body = node.parameters.sendBody === true ? n8nEvaluate(node.parameters.jsonBody, $json, items) : undefined;
+    const res = await d.request(node.parameters.method, `${url.pathname}${url.search}`, { key: node.credentials?.httpHeaderAuth.name === 'X-API-Key' ? KEY : undefined, body });
+    return { sent: body === undefined ? undefined : JSON.parse(body) as Record<string, unknown>, item: { statusCode: res.status, body: res.json }, res };
+  }
+
+  describe('docs/n8n: the slash commands against the daemon, each reply as Discord receives it', { concurrency: 1 }, () => {
+    const { defer, host, d } = group({ game: true });
+    const workflow = n8nWorkflow('discord-commands.json');
+    /** A fake Discord API: what the workflow sends it (the edits of deferred replies). */
+    const received: Array<{ method: string; url: string; body: any }> = [];
+    let discordApi: string | undefined;
+    const fakeDiscord = async () => {
+      if (discordApi !== undefined) return discordApi;
+      const server = http.createServer((req, res) => {
+        const parts: Buffer[] = [];
+        req.on('data', (part: Buffer) => parts.push(part)).on('end', () => {
+          received.push({ method: req.method!, url: req.url!, body: JSON.parse(Buffer.concat(parts).toString('utf8')) });
+          res.writeHead(200, { 'Content-Type': 'application/json' }).end('{}');
+        });
+      });
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      defer(() => new Promise((resolve) => server.close(resolve)));
+      discordApi = `http://127.0.0.1:${(server.address() as net.AddressInfo).port}/api/v10`;
+      return discordApi;
+    };
+    const ADMIN = { roles: ['11'], nick: 'Kim [Mod]', user: { id: '5', username: 'kim', global_name: 'Kim ✨' } };
+    let interactions = 0;
+
+    /** An interaction as Discord sends it, signed and checked, and the items the workflow's nodes read. */
+    async function interact(name: string, options: Record<string, string>, member: unknown) {
+      const interaction = {
+        id: `${1180000000000000000n + BigInt(++interactions)}`, application_id: '1111', type: 2, token: 'interaction-token', guild_id: '2222', version: 1,
+        data: { id: '9', name, type: 1, options: Object.entries(options).map(([option, value]) => ({ name: option, type: 3, value })) }, member,
+      };
+      assert.equal(verifyInteraction(discordSigned(JSON.stringify(interaction))), 'valid');
+      const items: Record<string, unknown> = {
+        Interaction: { body: interaction },
+        Settings: { apiBase: `http://127.0.0.1:${d.port}`, applicationId: '1111', publicKey: DISCORD_PUBLIC_KEY, adminRoleIds: '11', memberRoleIds: '20', discordApi: await fakeDiscord() },
+      };
+      return { items, mayUse: n8nRoute(n8nNode(workflow, 'May use the command'), {}, items) === 0, output: n8nRoute(n8nNode(workflow, 'Command'), {}, items) };
+    }
+    const answerOf = (node: string, $json: unknown, items: Record<string, unknown>) => JSON.parse(n8nEvaluate(n8nNode(workflow, node).parameters.responseBody, $json, items));
+
+    /** A slash command the workflow answers at once (type 4): a refusal, /status, /players, from the daemon's answers. */
+    async function slash(name: string, options: Record<string, string> = {}, member: unknown = ADMIN) {
+      const { items, mayUse, output } = await interact(name, options, member);
+      const answer = (node: string, $json: unknown) => answerOf(node, $json, items);
+      if (!mayUse) return { answer: answer('Not allowed', {}) };
+      if (output === 0) {
+        const status = await n8nSendToDaemon(d, n8nNode(workflow, 'GET /api/status'), {}, items);
+        items['GET /api/status'] = status.item;
+        const ping = await n8nSendToDaemon(d, n8nNode(workflow, 'GET /api/ping'), status.item, items);
+        return { status: status.res.json, ping: ping.res.json, answer: answer('Status reply', ping.item) };
+      }
+      assert.equal(output, 1);
+      const online = await n8nSendToDaemon(d, n8nNode(workflow, 'GET /api/players/online'), {}, items);
+      return { answer: answer('Players reply', online.item) };
+    }
+
+    /** A slow slash command: the deferral answered at once, the daemon asked with the node's body, the edit Discord receives. */
+    async function slashLater(name: string, options: Record<string, string> = {}, member: unknown = ADMIN) {
+      const { items, mayUse, output } = await interact(name, options, member);
+      assert.deepEqual([mayUse, output], [true, 2]);
+      const deferral = answerOf('Defer', {}, items);
+      const call = n8nNode(workflow, n8nNext(workflow, 'Slow command', n8nRoute(n8nNode(workflow, 'Slow command'), {}, items)));
+      const { sent, item, res } = await n8nSendToDaemon(d, call, {}, items);
+      const edit = n8nNode(workflow, 'Edit the reply');
+      const before = received.length;
+      const url = new URL(n8nEvaluate(edit.parameters.url, item, items));
+      await new Promise<void>((resolve, reject) => {
+        const req = http.request(url, { method: edit.parameters.method, headers: { 'Content-Type': 'application/json' } }, (answer) => answer.resume().on('end', resolve));
+        req.on('error', reject).end(n8nEvaluate(edit.parameters.jsonBody, item, items));
+      });
+      assert.equal(received.length, before + 1);
+      const { method, url: path, body } = received[before];
+      assert.deepEqual([method, path, Object.keys(body), body.allowed_mentions], ['PATCH', '/api/v10/webhooks/1111/interaction-token/messages/@original', ['content', 'allowed_mentions'], { parse: [] }]);
+      return { deferral, sent, res, content: body.content as string };
+    }
+    const mark = () => consoleBytes(host).length;
+
+    test('/status answers at once, for everyone to read: up, version, players, uptime, memory and MOTD, escaped, pinging nobody', async () => {
+      const { status, ping, answer } = await slash('status', {}, { roles: [], user: { id: '6', username: 'guest' } });
+      assert.equal(ping.ready, true);
+      const text = `The server is up: ${ping.version.name}, ${ping.players.online} of ${ping.players.max} players online, up ${status.uptime}, memory ${status.memory}.${ping.motd ? `\n${ping.motd}` : ''}`;
+      assert.deepEqual(answer, { type: 4, data: { content: escapeForDiscord(text), allowed_mentions: { parse: [] } } });
+    });
+
+    test('/players answers at once with who is online, names escaped', async (t) => {
+      act(host, { do: 'join', player: 'Kai_2' });
+      t.after(() => act(host, { do: 'leave', player: 'Kai_2' }));
+      await waitFor(async () => ((await d.get('/api/players/online')).json.players as string[]).includes('Kai_2'));
+      const { answer } = await slash('players', {}, { roles: [], user: { id: '6', username: 'guest' } });
+      assert.deepEqual(answer, { type: 4, data: { content: '1 player online: Kai\\_2', allowed_mentions: { parse: [] } } });
+    });
+
+    for (const text of ['say "quoted" it\'s fine 😀 @everyone', 'list']) {
+      test(`/mc command:${JSON.stringify(text)} defers to the member alone, types the command as written and edits the reply with the game's reply`, async () => {
+        const start = mark();
+        const { deferral, sent, res, content } = await slashLater('mc', { command: text });
+        assert.deepEqual(deferral, { type: 5, data: { flags: 64 } });
+        assert.deepEqual(sent, { command: text, output: true });
+        assert.equal(res.status, 200);
+        assert.equal(await consoleSince(host, start, `${text}\n`), `${text}\n`);
+        assert.equal(content, escapeForDiscord(res.json.output.join('\n') || 'Done.'));
+      });
+    }
+
+    for (const text of ['say back\\slash', 'say <@123> {{ $json }}']) {
+      test(`/mc command:${JSON.stringify(text)} reaches the member as the daemon's 400, and nothing reaches the console`, async () => {
+        const start = mark();
+        const { sent, res, content } = await slashLater('mc', { command: text });
+        assert.deepEqual(sent, { command: text, output: true });
+        assertReply(res, 400, { ok: false, error: MSG.commandChars });
+        assert.equal(content, escapeForDiscord(MSG.commandChars));
+        await assertNothingSentSince(d, host, start);
+      });
+    }
+
+    test('/say text: quotes, backslashes, braces, emoji and mentions reach every player as written, under the member\'s cleaned nickname', async () => {
+      const start = mark();
+      const text = 'He said "hi" \\ {{ $json }} 😀 <@123> @everyone @a';
+      const { deferral, sent, res, content } = await slashLater('say', { text }, { ...ADMIN, roles: ['20'] });
+      assert.deepEqual(deferral, { type: 5, data: {} });
+      assert.deepEqual([sent, res.status, content], [{ text, from: 'Kim Mod' }, 200, 'Message sent.']);
+      const typed = tellrawLine('Kim Mod', text);
+      assert.equal(await consoleSince(host, start, `${typed}\n`), `${typed}\n`);
+    });
+
+    test('/whitelist player: the daemon\'s verdict, its 400 and its 202 reach the member as its message', async (t) => {
+      const member = { ...ADMIN, roles: ['20'] };
+      assert.equal((await slashLater('whitelist', { player: 'Zed_9' }, member)).content, 'Zed\\_9 added to whitelist.');
+      assert.equal((await slashLater('whitelist', { player: 'Zed_9' }, member)).content, 'Zed\\_9 is already on the whitelist.');
+      const refused = await slashLater('whitelist', { player: '"Zed"' }, member);
+      assert.deepEqual([refused.sent, refused.res.status, refused.content], [{ player: '"Zed"' }, 400, escapeForDiscord(MSG.playerPattern)]);
+      fs.writeFileSync(path.join(host.controlDir, 'game-ignores-whitelist'), '');
+      t.after(() => fs.rmSync(path.join(host.controlDir, 'game-ignores-whitelist'), { force: true }));
+      const waiting = await slashLater('whitelist', { player: 'Quiet_8' }, member);
+      assert.deepEqual([waiting.res.status, waiting.content], [202, 'Quiet\\_8: whitelist add sent; the game server has not confirmed it yet.']);
+    });
+
+    test('/ban player reason, /pardon player and /kick player: the daemon\'s verdict, its 409 included, edits the public reply', async () => {
+      const banned = await slashLater('ban', { player: 'Mallory_7', reason: 'Griefing at spawn' });
+      assert.deepEqual([banned.deferral, banned.sent, banned.res.status, banned.content], [{ type: 5, data: {} }, { player: 'Mallory_7', reason: 'Griefing at spawn' }, 200, 'Mallory\\_7 banned.']);
+      const pardoned = await slashLater('pardon', { player: 'Mallory_7' });
+      assert.deepEqual([pardoned.sent, pardoned.res.status, pardoned.content], [{ player: 'Mallory_7' }, 200, 'Mallory\\_7 unbanned.']);
+      const kicked = await slashLater('kick', { player: 'Nobody_Here' });
+      assert.deepEqual([kicked.sent, kicked.res.status, kicked.content], [{ player: 'Nobody_Here' }, 409, 'Nobody\\_Here is not online.']);
+    });
+
+    test('a member without the role gets "needs a role" to themselves, and nothing reaches the daemon', async () => {
+      const start = mark();
+      for (const [name, options] of [['mc', { command: 'op Mallory_7' }], ['kick', { player: 'Kai_2' }], ['whitelist', { player: 'Zed_10' }]] as const) {
+        const { answer } = await slash(name, options, { ...ADMIN, roles: name === 'whitelist' ? [] : ['20'] });
+        assert.deepEqual(answer, { type: 4, data: { flags: 64, content: `/${name} needs a role this server has not given you.`, allowed_mentions: { parse: [] } } });
+      }
+      await assertNothingSentSince(d, host, start);
+    });
+  });
+
+  describe('docs/n8n: scheduled-restart.json against the daemon', { concurrency: 1 }, () => {
+    const { host, d } = group({ game: true });
+    const workflow = n8nWorkflow('scheduled-restart.json');
+    const items = () => ({ Settings: { apiBase: `http://127.0.0.1:${d.port}`, readyTimeoutMinutes: 10 } } as Record<string, unknown>);
+    const post = (line: string, $json: unknown, more: Record<string, unknown>) => {
+      const value = n8nEvaluate(n8nNode(workflow, line).parameters.assignments.assignments[0].value, $json, more);
+      return n8nEvaluate(n8nNode(workflow, n8nNext(workflow, line)).parameters.assignments.assignments[0].value, { line: value });
+    };
+
+    test('the warnings reach every player as [Server] lines', async () => {
+      for (const name of ['Say: in 5 minutes', 'Say: in 1 minute', 'Say: in 10 seconds']) {
+        const start = consoleBytes(host).length;
+        const { sent, res } = await n8nSendToDaemon(d, n8nNode(workflow, name), {}, items());
+        assert.equal(res.status, 200);
+        const typed = tellrawLine(undefined, sent!.text as string);
+        assert.equal(await consoleSince(host, start, `${typed}\n`), `${typed}\n`);
+      }
+    });
+
+    test('with nobody online it restarts at once, waits for a new game process that answers its ping, and posts that it is back', async () => {
+      const known = items();
+      const online = await n8nSendToDaemon(d, n8nNode(workflow, 'GET /api/players/online'), {}, known);
+      assert.equal(n8nNext(workflow, 'Who is online', n8nRoute(n8nNode(workflow, 'Who is online'), online.item)), 'GET /api/status (before)');
+      known['GET /api/status (before)'] = (await n8nSendToDaemon(d, n8nNode(workflow, 'GET /api/status (before)'), {}, known)).item;
+      const restart = await n8nSendToDaemon(d, n8nNode(workflow, 'POST /api/server/restart'), {}, known);
+      assert.equal(n8nRoute(n8nNode(workflow, 'Restart issued'), restart.item), 0);
+      const ping = await waitFor(async () => {
+        known['GET /api/status'] = (await n8nSendToDaemon(d, n8nNode(workflow, 'GET /api/status'), {}, known)).item;
+        const answer = await n8nSendToDaemon(d, n8nNode(workflow, 'GET /api/ping'), {}, known);
+        return n8nRoute(n8nNode(workflow, 'Back and ready'), answer.item, known) === 0 && answer.res.json;
+      }, { timeoutMs: 60_000, intervalMs: 200 });
+      assert.notEqual((known['GET /api/status'] as any).body.pid, (known['GET /api/status (before)'] as any).body.pid);
+      assert.equal(post('Line: back', { body: ping }, known), escapeForDiscord(`The scheduled restart is done: the server is ready again (${ping.version.name}), 0 of ${ping.players.max} players online.`));
+    });
+
+    test('a game that crashed and did not come back is posted as not running, with the exception the log shows', async () => {
+      const known = items();
+      known['GET /api/status (before)'] = (await n8nSendToDaemon(d, n8nNode(workflow, 'GET /api/status (before)'), {}, known)).item;
+      act(host, { do: 'crash', description: 'Exception in server tick loop' });
+      await waitFor(async () => (await d.get('/api/status')).json.online === false);
+      known['GET /api/status'] = (await n8nSendToDaemon(d, n8nNode(workflow, 'GET /api/status'), {}, known)).item;
+      const logs = await n8nSendToDaemon(d, n8nNode(workflow, 'GET /api/logs/latest'), {}, known);
+      assert.equal(logs.res.status, 200);
+      assert.equal(post('Line: not back', logs.item, known), 'The scheduled restart did not bring the server back within 10 minutes: the game is not running. It crashed: java.lang.IllegalStateException: simulated');
     });
   });
 
