@@ -511,7 +511,7 @@ function createDaemon(config: Readonly<Config>, clock: Clock = readClock()): Dae
   const presence = new LogFollower(config, clock, game);
   const gameConsole = createGameConsole(config, game, presence);
   const readiness = createReadiness(config, game, presence);
-  const events = createEvents(config, clock, game, presence, [readiness.detect]);
+  const events = new LiveEvents(config, clock, game, presence, [readiness.detect]);
   const history = createHistory(config, game, shared);
   const features: Features = {
     game: createGameStatus(config, clock, game, shared),
@@ -4563,35 +4563,112 @@ interface Events {
  * only while a stream is open, for 10 s after the last one closed, or always when a webhook is set: it costs nothing
  * while nobody listens.
  */
-function createEvents(
-  config: Readonly<Config>,
-  clock: Clock,
-  game: GameFinder,
-  presence: Presence,
-  moreDetectors: ReadonlyArray<(publish: Publish) => Detector> = [], // other sections' (readiness)
-): Events {
-  const streams = new Map<StreamSink, number>(); // → when it was last written to (performance.now())
+class LiveEvents implements Events {
+  private readonly streams = new Map<StreamSink, number>(); // → when it was last written to (performance.now())
   // begun, waiting for the starting state: they hold slots, and get no events yet
-  const opening = new Set<StreamSink>();
-  const kept = createEventLog();
-  const webhook = config.webhookUrl === undefined ? undefined : createWebhook(config);
-  const fault = createFaultLog('watching for events');
-  let watching: Watching | undefined;
-  let linger: NodeJS.Timeout | undefined;
-  let checking = false;
-  let due = new Map<Detector, boolean>(); // detectors asked to look (true) or glance (false) at the host
+  private readonly opening = new Set<StreamSink>();
+  private readonly kept = createEventLog();
+  private readonly webhook: Webhook | undefined;
+  private readonly fault = createFaultLog('watching for events');
+  private watching: Watching | undefined;
+  private linger: NodeJS.Timeout | undefined;
+  private checking = false;
+  private due = new Map<Detector, boolean>(); // detectors asked to look (true) or glance (false) at the host
+  private readonly watchingReady: Promise<void>;
 
-  const publish: Publish = (type, fields) => {
+  constructor(
+    private readonly config: Readonly<Config>,
+    private readonly clock: Clock,
+    private readonly game: GameFinder,
+    private readonly presence: Presence,
+    private readonly moreDetectors: ReadonlyArray<(publish: Publish) => Detector> = [], // other sections' (readiness)
+  ) {
+    this.webhook = config.webhookUrl === undefined ? undefined : createWebhook(config);
+    // with a webhook, every event from the start: the daemon listens once the starting state is taken
+    this.watchingReady = this.webhook === undefined ? Promise.resolve() : this.startWatching();
+  }
+
+  open(request: ApiRequest): Reply {
+    if (request.keySent && !request.reveal) throw new HttpError(401, WRONG_KEY);
+    // docs/api.md#get-apievents: the last 8 slots are the key holder's,
+    // so that anonymous streams never keep the relay out
+    const open = this.streams.size + this.opening.size;
+    if (open >= (request.reveal ? EVENT_STREAMS_MAX : EVENT_STREAMS_MAX - EVENT_STREAMS_KEPT_FOR_KEY)) {
+      throw new HttpError(503, TOO_MANY_STREAMS);
+    }
+    // EventSource sends the header on a reconnect; clients that cannot send headers use the query
+    const header = request.req.headers['last-event-id'];
+    const lastId = typeof header === 'string'
+      ? header
+      : new URLSearchParams(request.search).get('lastEventId') ?? undefined;
+    return {
+      status: 200,
+      body: '',
+      headers: { 'Content-Type': EVENT_STREAM_TYPE, 'X-Accel-Buffering': 'no' },
+      stream: (sink) => this.begin(sink, lastId),
+    };
+  }
+
+  streamsOpen(): number {
+    return this.streams.size + this.opening.size;
+  }
+
+  webhookDeliveries(): Readonly<WebhookDeliveries> | undefined {
+    return this.webhook?.deliveries;
+  }
+
+  ready(): Promise<void> {
+    return this.watchingReady;
+  }
+
+  close(): void {
+    clearTimeout(this.linger);
+    this.stopWatching();
+    for (const sink of [...this.streams.keys(), ...this.opening]) sink.end();
+    this.webhook?.close();
+  }
+
+  /**
+   * A stream's first bytes come once the starting state is taken: a change after them is an event
+   * (docs/api.md#get-apievents).
+   */
+  private begin(sink: StreamSink, lastId: string | undefined): void {
+    const { streams, opening } = this;
+    opening.add(sink);
+    sink.onClose(() => {
+      opening.delete(sink);
+      streams.delete(sink);
+      if (streams.size + opening.size === 0 && this.webhook === undefined) {
+        clearTimeout(this.linger);
+        this.linger = setTimeout(() => this.stopWatching(), WATCH_LINGER_MS);
+      }
+    });
+    void this.startWatching().then(() => {
+      if (!opening.delete(sink)) return; // closed meanwhile
+      let first = `retry: ${EVENT_STREAM_RETRY_MS}\n\n`;
+      if (lastId !== undefined && lastId !== '') {
+        const replay = this.kept.replayAfter(lastId);
+        first += replay === undefined
+          ? sseFrame(JSON.stringify({ type: 'stream.reset', time: new Date().toISOString() }))
+          : replay.join('');
+      }
+      sink.write(first);
+      streams.set(sink, performance.now());
+    });
+  }
+
+  /** An event: kept, written to every open stream, and posted to the webhook. */
+  private readonly publish: Publish = (type, fields) => {
     const event: ApiEvent = { type, time: new Date().toISOString(), ...fields };
     const data = JSON.stringify(event);
-    const frame = kept.append(data);
+    const frame = this.kept.append(data);
     const now = performance.now();
-    for (const sink of streams.keys()) {
+    for (const sink of this.streams.keys()) {
       sink.write(frame);
-      streams.set(sink, now);
+      this.streams.set(sink, now);
     }
     // Discord pings nobody, whatever the line holds (its escaping is the second guard)
-    webhook?.deliver(config.webhookFormat === 'discord'
+    this.webhook?.deliver(this.config.webhookFormat === 'discord'
       ? JSON.stringify({ content: describeEvent(event), allowed_mentions: { parse: [] } })
       : data);
   };
@@ -4600,18 +4677,18 @@ function createEvents(
    * Has these detectors look (`full`) or glance at the host, one check at a time; what is asked for meanwhile follows
    * the current check.
    */
-  const check = async (detectors: readonly Detector[], full: boolean): Promise<void> => {
+  private async check(detectors: readonly Detector[], full: boolean): Promise<void> {
     // a look asked for by a watch that has ended since (a glance's timer) asks nothing of the next one's detectors
     for (const detector of detectors) {
-      if (watching?.detectors.includes(detector)) due.set(detector, full || due.get(detector) === true);
+      if (this.watching?.detectors.includes(detector)) this.due.set(detector, full || this.due.get(detector) === true);
     }
-    if (checking) return;
-    checking = true;
+    if (this.checking) return;
+    this.checking = true;
     try {
-      while (due.size > 0 && watching !== undefined) {
-        const current = watching;
-        const now = due;
-        due = new Map();
+      while (this.due.size > 0 && this.watching !== undefined) {
+        const current = this.watching;
+        const now = this.due;
+        this.due = new Map();
         let failed: string | undefined;
         // each detector on its own: a log that cannot be read does not hide a whitelist change
         for (const [detector, look] of now) {
@@ -4625,41 +4702,58 @@ function createEvents(
         }
         // a fault is over once every detector has looked again (the pulse)
         if (failed !== undefined || (now.size === current.detectors.length && [...now.values()].every(Boolean))) {
-          fault(failed);
+          this.fault(failed);
         }
         current.looked(); // even a look that failed: streams wait for no file to come right
       }
     } finally {
-      checking = false;
+      this.checking = false;
     }
-  };
+  }
 
   /**
    * Twice a second: a look at the host, and the keep-alive comments that are due. One timer for all: every timer wakes
    * the daemon, and the wake-ups are what idle streams cost (docs/performance.md#live-events).
    */
-  const pulse = (): void => {
+  private pulse(): void {
     const now = performance.now();
-    for (const [sink, writtenAtMs] of streams) {
+    for (const [sink, writtenAtMs] of this.streams) {
       // due before the next pulse: no stream stays quiet longer than EVENT_KEEPALIVE_MS
       if (now - writtenAtMs < EVENT_KEEPALIVE_MS - WATCH_PULSE_MS) continue;
       sink.write(': keep-alive\n\n');
-      streams.set(sink, now);
+      this.streams.set(sink, now);
     }
-    void check(watching!.detectors, true);
-  };
+    void this.check(this.watching!.detectors, true);
+  }
 
   /** Watches, if it does not yet; resolves once the first look took the starting state. */
-  const startWatching = (): Promise<void> => {
-    clearTimeout(linger);
-    linger = undefined;
-    if (watching !== undefined) return watching.ready;
-    const gameDetector = detectGame(config, clock, game, presence, publish);
-    const backups: Detector = detectBackups(config, publish, () => void check([backups], true));
+  private startWatching(): Promise<void> {
+    clearTimeout(this.linger);
+    this.linger = undefined;
+    if (this.watching !== undefined) return this.watching.ready;
+    const { config, publish } = this;
+    const gameDetector = detectGame(config, this.clock, this.game, this.presence, publish);
+    const backups: Detector = detectBackups(config, publish, () => void this.check([backups], true));
     const detectors = [
       gameDetector, detectWhitelist(config, publish), ...detectModeration(config, publish), backups,
-      ...moreDetectors.map((make) => make(publish)),
+      ...this.moreDetectors.map((make) => make(publish)),
     ];
+    let looked = (): void => undefined;
+    const ready = new Promise<void>((resolve) => (looked = resolve));
+    this.watching = {
+      watchers: this.watchFolders(detectors),
+      pulse: setInterval(() => this.pulse(), WATCH_PULSE_MS),
+      detectors,
+      ready,
+      looked,
+    };
+    this.presence.listen(gameDetector.onPresence);
+    void this.check(detectors, true);
+    return ready;
+  }
+
+  /** One watcher per folder the detectors look at. */
+  private watchFolders(detectors: readonly Detector[]): fs.FSWatcher[] {
     const watchers: fs.FSWatcher[] = [];
     for (const dir of new Set(detectors.map((detector) => detector.dir))) {
       const inDir = detectors.filter((detector) => detector.dir === dir);
@@ -4669,7 +4763,7 @@ function createEvents(
         const glanceSoon = (): void => {
           glance ??= setTimeout(() => {
             glance = undefined;
-            void check(inDir, false);
+            void this.check(inDir, false);
           }, WATCH_COALESCE_MS);
         };
         watchers.push(fs.watch(dir, { persistent: false }, glanceSoon).on('error', () => undefined));
@@ -4677,83 +4771,20 @@ function createEvents(
         // a folder that does not exist (yet): the pulse looks at it instead
       }
     }
-    let looked = (): void => undefined;
-    const ready = new Promise<void>((resolve) => (looked = resolve));
-    watching = { watchers, pulse: setInterval(pulse, WATCH_PULSE_MS), detectors, ready, looked };
-    presence.listen(gameDetector.onPresence);
-    void check(detectors, true);
-    return ready;
-  };
+    return watchers;
+  }
 
-  const stopWatching = (): void => {
+  private stopWatching(): void {
+    const { watching } = this;
     if (watching === undefined) return;
     for (const watcher of watching.watchers) watcher.close();
     for (const detector of watching.detectors) detector.close?.();
-    due.clear();
+    this.due.clear();
     clearInterval(watching.pulse);
-    presence.listen(undefined);
-    watching = undefined;
-    kept.forget(); // what happens while nobody watches is not known: ids from before cannot be replayed
-  };
-
-  // with a webhook, every event from the start: the daemon listens once the starting state is taken
-  const ready = webhook === undefined ? Promise.resolve() : startWatching();
-
-  return {
-    open(request) {
-      if (request.keySent && !request.reveal) throw new HttpError(401, WRONG_KEY);
-      // docs/api.md#get-apievents: the last 8 slots are the key holder's,
-      // so that anonymous streams never keep the relay out
-      const open = streams.size + opening.size;
-      if (open >= (request.reveal ? EVENT_STREAMS_MAX : EVENT_STREAMS_MAX - EVENT_STREAMS_KEPT_FOR_KEY)) {
-        throw new HttpError(503, TOO_MANY_STREAMS);
-      }
-      // EventSource sends the header on a reconnect; clients that cannot send headers use the query
-      const header = request.req.headers['last-event-id'];
-      const lastId = typeof header === 'string'
-        ? header
-        : new URLSearchParams(request.search).get('lastEventId') ?? undefined;
-      return {
-        status: 200,
-        body: '',
-        headers: { 'Content-Type': EVENT_STREAM_TYPE, 'X-Accel-Buffering': 'no' },
-        // the stream's first bytes come once the starting state is taken: a change after them is an event
-        // (docs/api.md#get-apievents)
-        stream: (sink) => {
-          opening.add(sink);
-          sink.onClose(() => {
-            opening.delete(sink);
-            streams.delete(sink);
-            if (streams.size + opening.size === 0 && webhook === undefined) {
-              clearTimeout(linger);
-              linger = setTimeout(stopWatching, WATCH_LINGER_MS);
-            }
-          });
-          void startWatching().then(() => {
-            if (!opening.delete(sink)) return; // closed meanwhile
-            let first = `retry: ${EVENT_STREAM_RETRY_MS}\n\n`;
-            if (lastId !== undefined && lastId !== '') {
-              const replay = kept.replayAfter(lastId);
-              first += replay === undefined
-                ? sseFrame(JSON.stringify({ type: 'stream.reset', time: new Date().toISOString() }))
-                : replay.join('');
-            }
-            sink.write(first);
-            streams.set(sink, performance.now());
-          });
-        },
-      };
-    },
-    streamsOpen: () => streams.size + opening.size,
-    webhookDeliveries: () => webhook?.deliveries,
-    ready: () => ready,
-    close() {
-      clearTimeout(linger);
-      stopWatching();
-      for (const sink of [...streams.keys(), ...opening]) sink.end();
-      webhook?.close();
-    },
-  };
+    this.presence.listen(undefined);
+    this.watching = undefined;
+    this.kept.forget(); // what happens while nobody watches is not known: ids from before cannot be replayed
+  }
 }
 
 /**
