@@ -512,7 +512,7 @@ function createDaemon(config: Readonly<Config>, clock: Clock = readClock()): Dae
   const gameConsole = createGameConsole(config, game, presence);
   const readiness = createReadiness(config, game, presence);
   const events = new LiveEvents(config, clock, game, presence, [readiness.detect]);
-  const history = createHistory(config, game, shared);
+  const history = new PlayersHistory(config, game, shared);
   const features: Features = {
     game: createGameStatus(config, clock, game, shared),
     presence,
@@ -5517,21 +5517,91 @@ export function countByMinute(
   return counts;
 }
 
+/** What the status page lists of lines in time order: the latest news, newest first, and the last run's bounds. */
+function recentLines(
+  lines: readonly TimedLine[],
+  withChat: boolean,
+): Pick<Timeline, 'recent' | 'lastStartMs' | 'lastStopMs'> {
+  const online = new Set<string>();
+  const recent: TimedLine[] = [];
+  let lastStartMs: number | undefined;
+  let lastStopMs: number | undefined;
+  for (const line of lines) {
+    const { meaning } = line;
+    if (meaning.type === 'session.started') {
+      online.clear();
+      lastStartMs = line.atMs;
+      lastStopMs = undefined;
+    } else if (meaning.type === 'server.stopping') lastStopMs ??= line.atMs;
+    // a join is logged twice (the login line, then the broadcast): once is news
+    const repeated = meaning.type === 'player.joined'
+      ? online.has(meaning.player)
+      : meaning.type === 'player.left' && !online.has(meaning.player);
+    if (repeated) continue;
+    if (meaning.type === 'player.joined') online.add(meaning.player);
+    if (meaning.type === 'player.left') online.delete(meaning.player);
+    if (meaning.type === 'player.chat' && !withChat) continue;
+    if (['player.joined', 'player.left', 'player.died', 'player.advancement', 'player.chat'].includes(meaning.type)) {
+      recent.unshift(line);
+      if (recent.length > RECENT_KEPT) recent.pop();
+    }
+  }
+  return { recent, lastStartMs, lastStopMs };
+}
+
 /**
  * History (docs/api.md#get-apiplayershistory), rebuilt from the logs: the archives of the last day read once each, and
  * latest.log's appends alone on each call. With STATE_DIRECTORY the counts are kept there too, once a minute, and stand
  * where the logs tell less (archives deleted, or a roll beyond the archive bounds).
  */
-function createHistory(config: Readonly<Config>, game: GameFinder, shared: SharedAnswers): History {
-  const logDir = path.dirname(latestLogPath(config));
-  const archives = new Map<string, { signature: string; lines: TimedLine[] }>();
-  let latest: { dev: number; ino: number; offset: number; lines: DayLine[] } | undefined;
-  const stateFile = config.stateDir === undefined ? undefined : path.join(config.stateDir, HISTORY_FILE);
-  let kept: Map<number, number> | undefined; // minute → count, from the state file
-  let savedMinute = -1;
-  const fault = createFaultLog('keeping the players history');
+class PlayersHistory implements History {
+  private readonly logDir: string;
+  private readonly archives = new Map<string, { signature: string; lines: TimedLine[] }>();
+  private latest: { dev: number; ino: number; offset: number; lines: DayLine[] } | undefined;
+  private readonly stateFile: string | undefined;
+  private kept: Map<number, number> | undefined; // minute → count, from the state file
+  private savedMinute = -1;
+  private readonly fault = createFaultLog('keeping the players history');
 
-  const readArchives = async (fromMs: number): Promise<TimedLine[]> => {
+  constructor(
+    private readonly config: Readonly<Config>,
+    private readonly game: GameFinder,
+    private readonly shared: SharedAnswers,
+  ) {
+    this.logDir = path.dirname(latestLogPath(config));
+    this.stateFile = config.stateDir === undefined ? undefined : path.join(config.stateDir, HISTORY_FILE);
+  }
+
+  history(): Promise<Reply> {
+    return this.shared('history', async () => {
+      const { counts, fromMs } = await this.timeline();
+      return jsonReply({ ok: true, step_s: 60, from: new Date(fromMs).toISOString(), counts });
+    });
+  }
+
+  async timeline(): Promise<Timeline> {
+    const nowMinute = Math.floor(Date.now() / MINUTE_MS);
+    const fromMs = (nowMinute - HISTORY_MINUTES + 1) * MINUTE_MS;
+    // in time order: an archive's run may be newer than a latest.log that was not written since (a copy put back)
+    const lines = [...await this.readArchives(fromMs), ...this.readLatest()]
+      .filter(({ atMs }) => atMs < (nowMinute + 1) * MINUTE_MS).sort((a, b) => a.atMs - b.atMs);
+    const counts = countByMinute(lines, fromMs, HISTORY_MINUTES, this.game.find() !== undefined);
+    const stored = this.readKept();
+    const first = Math.floor(fromMs / MINUTE_MS);
+    // what was kept was read from logs that may be gone since: where the logs now tell less, it stands
+    counts.forEach((count, i) => {
+      const keptCount = stored.get(first + i);
+      if (keptCount !== undefined && (count === null || keptCount > count)) counts[i] = keptCount;
+    });
+    for (let i = 0; i < counts.length; i++) if (counts[i] !== null) stored.set(first + i, counts[i]!);
+    for (const minute of stored.keys()) if (minute < first) stored.delete(minute);
+    this.save(fromMs, counts);
+    return { counts, fromMs, ...recentLines(lines, this.config.statusPageChat) };
+  }
+
+  /** The lines of the archives of the days from `fromMs` on, each archive read again only once it changed. */
+  private async readArchives(fromMs: number): Promise<TimedLine[]> {
+    const { logDir, archives } = this;
     let names: string[] = [];
     try {
       names = fs.readdirSync(logDir).filter((name) => ARCHIVE_NAME.test(name));
@@ -5542,7 +5612,11 @@ function createHistory(config: Readonly<Config>, game: GameFinder, shared: Share
     const firstDay = new Date(oldestDay.getFullYear(), oldestDay.getMonth(), oldestDay.getDate()).getTime();
     const wanted = names.map((name) => {
       const [, year, month, day] = ARCHIVE_NAME.exec(name)!;
-      return { name, day: new Date(Number(year), Number(month) - 1, Number(day)), n: Number(/-(\d+)\.log\.gz$/.exec(name)![1]) };
+      return {
+        name,
+        day: new Date(Number(year), Number(month) - 1, Number(day)),
+        n: Number(/-(\d+)\.log\.gz$/.exec(name)![1]),
+      };
     }).filter(({ day }) => day.getTime() >= firstDay)
       .sort((a, b) => b.day.getTime() - a.day.getTime() || b.n - a.n)
       .slice(0, ARCHIVE_MAX_FILES);
@@ -5568,22 +5642,25 @@ function createHistory(config: Readonly<Config>, game: GameFinder, shared: Share
     }
     for (const name of archives.keys()) if (!wanted.some((w) => w.name === name)) archives.delete(name);
     return lines.flat();
-  };
+  }
 
   /** latest.log's lines, reading what was appended since the last call (the whole file once, up to 64 MiB). */
-  const readLatest = (): TimedLine[] => {
+  private readLatest(): TimedLine[] {
     let fd: number;
     let stat: fs.Stats;
     try {
-      ({ fd, stat } = openRegularFileSync(latestLogPath(config), 'latest.log'));
+      ({ fd, stat } = openRegularFileSync(latestLogPath(this.config), 'latest.log'));
     } catch {
-      latest = undefined;
+      this.latest = undefined;
       return [];
     }
+    let { latest } = this;
     try {
       if (latest === undefined || latest.dev !== stat.dev || latest.ino !== stat.ino || stat.size < latest.offset) {
         // a new file (a roll: the old one is an archive now), or one truncated: from the top
-        latest = { dev: stat.dev, ino: stat.ino, offset: Math.max(0, stat.size - HISTORY_LOG_MAX_BYTES), lines: [] };
+        this.latest = latest = {
+          dev: stat.dev, ino: stat.ino, offset: Math.max(0, stat.size - HISTORY_LOG_MAX_BYTES), lines: [],
+        };
         if (latest.offset > 0) {
           // the first line from there is cut: skip to the next one
           const probe = Buffer.alloc(LOG_LINE_MAX_BYTES);
@@ -5614,90 +5691,50 @@ function createHistory(config: Readonly<Config>, game: GameFinder, shared: Share
     const modified = stat.mtime;
     const secondOfDay = modified.getHours() * 3600 + modified.getMinutes() * 60 + modified.getSeconds();
     return dateLines(latest.lines, modified, secondOfDay);
-  };
+  }
 
-  const readKept = (): Map<number, number> => {
-    if (kept !== undefined || stateFile === undefined) return kept ?? new Map();
-    kept = new Map();
+  /** The counts of the state file, read once: minute → count. */
+  private readKept(): Map<number, number> {
+    if (this.kept !== undefined || this.stateFile === undefined) return this.kept ?? new Map();
+    const kept = new Map<number, number>();
+    this.kept = kept;
     try {
-      const stored = JSON.parse(readSmallFileSync(stateFile).toString('utf8')) as { from?: unknown; counts?: unknown };
+      const stored = JSON.parse(readSmallFileSync(this.stateFile).toString('utf8')) as {
+        from?: unknown;
+        counts?: unknown;
+      };
       const first = Math.floor(Date.parse(String(stored.from)) / MINUTE_MS);
       if (Number.isFinite(first) && Array.isArray(stored.counts)) {
         stored.counts.forEach((count, i) => {
-          if (Number.isSafeInteger(count) && count >= 0) kept!.set(first + i, count);
+          if (Number.isSafeInteger(count) && count >= 0) kept.set(first + i, count);
         });
       }
     } catch {
       // none yet, or unreadable: the logs alone
     }
     return kept;
-  };
+  }
 
-  const save = (fromMs: number, counts: ReadonlyArray<number | null>): void => {
+  /** Writes the counts to the state file, once a minute at most. */
+  private save(fromMs: number, counts: ReadonlyArray<number | null>): void {
+    const { stateFile } = this;
     if (stateFile === undefined) return;
     const minute = Math.floor(Date.now() / MINUTE_MS);
-    if (minute === savedMinute) return;
-    savedMinute = minute;
+    if (minute === this.savedMinute) return;
+    this.savedMinute = minute;
     try {
       // a new file each time, renamed over the last: a crash mid-write leaves the previous minute's whole
       const temp = `${stateFile}.tmp-${process.pid}`;
-      fs.writeFileSync(temp, JSON.stringify({ step_s: 60, from: new Date(fromMs).toISOString(), counts }), { mode: 0o600 });
+      const counted = JSON.stringify({ step_s: 60, from: new Date(fromMs).toISOString(), counts });
+      fs.writeFileSync(temp, counted, { mode: 0o600 });
       fs.renameSync(temp, stateFile);
-      fault(undefined);
+      this.fault(undefined);
     } catch (err) {
-      fault(describeError(err));
+      this.fault(describeError(err));
     }
-  };
-
-  const timeline = async (): Promise<Timeline> => {
-    const nowMinute = Math.floor(Date.now() / MINUTE_MS);
-    const fromMs = (nowMinute - HISTORY_MINUTES + 1) * MINUTE_MS;
-    // in time order: an archive's run may be newer than a latest.log that was not written since (a copy put back)
-    const lines = [...await readArchives(fromMs), ...readLatest()]
-      .filter(({ atMs }) => atMs < (nowMinute + 1) * MINUTE_MS).sort((a, b) => a.atMs - b.atMs);
-    const counts = countByMinute(lines, fromMs, HISTORY_MINUTES, game.find() !== undefined);
-    const stored = readKept();
-    const first = Math.floor(fromMs / MINUTE_MS);
-    // what was kept was read from logs that may be gone since: where the logs now tell less, it stands
-    counts.forEach((count, i) => {
-      const keptCount = stored.get(first + i);
-      if (keptCount !== undefined && (count === null || keptCount > count)) counts[i] = keptCount;
-    });
-    for (let i = 0; i < counts.length; i++) if (counts[i] !== null) stored.set(first + i, counts[i]!);
-    for (const minute of stored.keys()) if (minute < first) stored.delete(minute);
-    save(fromMs, counts);
-    const online = new Set<string>();
-    const recent: TimedLine[] = [];
-    let lastStartMs: number | undefined;
-    let lastStopMs: number | undefined;
-    for (const line of lines) {
-      const { meaning } = line;
-      if (meaning.type === 'session.started') {
-        online.clear();
-        lastStartMs = line.atMs;
-        lastStopMs = undefined;
-      } else if (meaning.type === 'server.stopping') lastStopMs ??= line.atMs;
-      // a join is logged twice (the login line, then the broadcast): once is news
-      if (meaning.type === 'player.joined' ? online.has(meaning.player) : meaning.type === 'player.left' && !online.has(meaning.player)) continue;
-      if (meaning.type === 'player.joined') online.add(meaning.player);
-      if (meaning.type === 'player.left') online.delete(meaning.player);
-      if (meaning.type === 'player.chat' && !config.statusPageChat) continue;
-      if (['player.joined', 'player.left', 'player.died', 'player.advancement', 'player.chat'].includes(meaning.type)) {
-        recent.unshift(line);
-        if (recent.length > RECENT_KEPT) recent.pop();
-      }
-    }
-    return { counts, fromMs, recent, lastStartMs, lastStopMs };
-  };
-
-  return {
-    history: () => shared('history', async () => {
-      const { counts, fromMs } = await timeline();
-      return jsonReply({ ok: true, step_s: 60, from: new Date(fromMs).toISOString(), counts });
-    }),
-    timeline,
-  };
+  }
 }
+
 
 const HISTORY_ROUTE: RouteAbout = {
   summary: 'Players online over the last 24 hours',
