@@ -528,7 +528,7 @@ function createDaemon(config: Readonly<Config>, clock: Clock = readClock()): Dae
     readiness,
     history,
     statusPage: createStatusPage(config, clock, presence, readiness, history),
-    metrics: createMetrics(config, clock, game, presence, events, shared, readiness),
+    metrics: new MetricsExporter(config, clock, game, presence, events, shared, readiness),
     api: createApiDescription(routes),
   };
   const server = createHttpServer(config, routes, features, replies);
@@ -6139,70 +6139,76 @@ export function formatLabels(labels: Record<string, string>): string {
   return pairs.length === 0 ? '' : `{${pairs.join(',')}}`;
 }
 
+/** One metric family in the text format: its HELP and TYPE lines, then its samples; none without samples. */
+type WriteFamily = (
+  name: string,
+  type: 'gauge' | 'counter',
+  help: string,
+  samples: Array<[Record<string, string>, number]>,
+) => void;
+
+/** What `read` returns, or undefined when it throws: a file that cannot be read leaves its samples out. */
+function readIfKnown<T>(read: () => T): T | undefined {
+  try {
+    return read();
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * GET /metrics (docs/api.md#get-metrics): what the routes show, for a scraper. A value that cannot be known is left
  * out, never 0: with the game stopped the minecraft_process_* samples, with no archive the minecraft_backup_last_*
  * ones. Its cost does not grow with the log (presence parses appends only) or the backup folder (listed again only
  * when the folder changes).
  */
-function createMetrics(
-  config: Readonly<Config>,
-  clock: Clock,
-  game: GameFinder,
-  presence: Presence,
-  events: Pick<Events, 'streamsOpen' | 'webhookDeliveries'>,
-  shared: SharedAnswers,
-  readiness: Pick<Readiness, 'check'>,
-): Metrics {
-  const requests = new Map<string, number>();
-  const daemonStartSeconds = clock.startTimeSeconds(
-    parseProcStat(process.pid, readProcText('/proc/self/stat', 4096)).startTicks,
-  );
-  let backups: { signature: string; count: number; newest: BackupEntry | undefined } | undefined;
+class MetricsExporter implements Metrics {
+  private readonly requests = new Map<string, number>();
+  private readonly daemonStartSeconds: number;
+  private backups: { signature: string; count: number; newest: BackupEntry | undefined } | undefined;
 
-  const backupSummary = (): { count: number; newest: BackupEntry | undefined } | undefined => {
-    const signature = settledSignature(config.backupDir);
-    if (signature === '' || signature !== backups?.signature) {
-      let listing: BackupEntry[];
-      try {
-        listing = listBackups(config.backupDir);
-      } catch {
-        backups = undefined;
-        return undefined;
-      }
-      backups = { signature, count: listing.length, newest: listing[0] };
-      return backups;
-    }
-    // the folder is as it was, but its newest archive may still be growing
-    const newest = backups.newest === undefined
-      ? undefined
-      : fs.statSync(path.join(config.backupDir, backups.newest.name), { throwIfNoEntry: false });
-    if (backups.newest !== undefined && newest?.isFile()) {
-      Object.assign(backups.newest, { bytes: newest.size, created: new Date(newest.mtimeMs).toISOString() });
-    }
-    return backups;
-  };
+  constructor(
+    private readonly config: Readonly<Config>,
+    private readonly clock: Clock,
+    private readonly game: GameFinder,
+    private readonly presence: Presence,
+    private readonly events: Pick<Events, 'streamsOpen' | 'webhookDeliveries'>,
+    private readonly shared: SharedAnswers,
+    private readonly readiness: Pick<Readiness, 'check'>,
+  ) {
+    this.daemonStartSeconds = clock.startTimeSeconds(
+      parseProcStat(process.pid, readProcText('/proc/self/stat', 4096)).startTicks,
+    );
+  }
 
-  const render = async (): Promise<string> => {
+  scrape(): Promise<Reply> {
+    return this.shared('metrics', async () => ({ status: 200, body: await this.render(), type: METRICS_TYPE }));
+  }
+
+  count(route: string | undefined, method: string | undefined, status: number): void {
+    const key =
+      `${route ?? 'other'} ${method !== undefined && KNOWN_METHODS.has(method) ? method : 'other'} ${status}`;
+    this.requests.set(key, (this.requests.get(key) ?? 0) + 1);
+  }
+
+  private async render(): Promise<string> {
     const out: string[] = [];
-    const family = (
-      name: string,
-      type: 'gauge' | 'counter',
-      help: string,
-      samples: Array<[Record<string, string>, number]>,
-    ): void => {
+    const family: WriteFamily = (name, type, help, samples) => {
       if (samples.length === 0) return;
       out.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`);
       for (const [labels, value] of samples) out.push(`${name}${formatLabels(labels)} ${value}`);
     };
-    const known = <T>(read: () => T): T | undefined => {
-      try {
-        return read();
-      } catch {
-        return undefined;
-      }
-    };
-    const running = game.find();
+    await this.renderGame(family);
+    this.renderLog(family);
+    this.renderFiles(family);
+    this.renderDaemon(family);
+    return `${out.join('\n')}\n`;
+  }
+
+  /** The game's process, its players and its answer to the ping. */
+  private async renderGame(family: WriteFamily): Promise<void> {
+    const { presence } = this;
+    const running = this.game.find();
     const stat = running === undefined ? undefined : readProcStat(running.pid);
     let players: string[] = [];
     if (running !== undefined) {
@@ -6214,19 +6220,14 @@ function createMetrics(
         players = []; // an unreadable log: nobody is known to be online
       }
     }
-    const maxPlayers = Number(known(() => readServerProperties(config))?.['max-players']);
-    const whitelist = known(() => readWhitelist(config));
-    const banned = known(() => readModerationList(config, 'banned'));
-    const ops = known(() => readModerationList(config, 'ops'));
-    const version = readGameVersion(config);
-    const archives = backupSummary();
+    const maxPlayers = Number(readIfKnown(() => readServerProperties(this.config))?.['max-players']);
 
     family('minecraft_up', 'gauge', 'Whether the game server\'s Java process runs (1) or not (0).',
       [[{}, running === undefined ? 0 : 1]]);
     if (running !== undefined && stat !== undefined) {
       family('minecraft_process_start_time_seconds', 'gauge',
         'When the game server\'s Java process started, in seconds since the Unix epoch.',
-        [[{}, clock.startTimeSeconds(running.startTicks)]]);
+        [[{}, this.clock.startTimeSeconds(running.startTicks)]]);
       family('minecraft_process_resident_memory_bytes', 'gauge',
         'Resident memory of the game server\'s Java process in bytes.', [[{}, running.residentBytes]]);
       family('minecraft_process_cpu_seconds_total', 'counter',
@@ -6236,7 +6237,7 @@ function createMetrics(
     family('minecraft_players_online', 'gauge', 'Players online, from the join and leave lines of latest.log.',
       [[{}, players.length]]);
     // docs/api.md#get-metrics: the game's own answer to the ping wins (a plugin may change its slots), else the file
-    const pinged = running === undefined ? undefined : await readiness.check();
+    const pinged = running === undefined ? undefined : await this.readiness.check();
     const slots = pinged?.answer?.players.max ?? maxPlayers;
     if (Number.isInteger(slots)) {
       family('minecraft_players_max', 'gauge',
@@ -6252,8 +6253,11 @@ function createMetrics(
     }
     family('minecraft_player_online', 'gauge', 'One sample of 1 for each player online.',
       players.map((player): [Record<string, string>, number] => [{ player }, 1]));
-    // what latest.log told since the daemon started (docs/api.md#get-metrics), as the read above left it
-    const told = presence.counts();
+  }
+
+  /** What latest.log told since the daemon started (docs/api.md#get-metrics), as the game's read left it. */
+  private renderLog(family: WriteFamily): void {
+    const told = this.presence.counts();
     family('minecraft_chat_messages_total', 'counter', 'Chat lines of players online.', [[{}, told.chat]]);
     family('minecraft_player_deaths_total', 'counter', 'Death messages of players online.', [[{}, told.deaths]]);
     family('minecraft_advancements_total', 'counter', 'Advancements (and achievements) made by players online.',
@@ -6264,10 +6268,20 @@ function createMetrics(
       [[{}, told.ticksBehind]]);
     family('gameserver_api_log_unread_bytes', 'gauge',
       'Bytes of latest.log the daemon has not read yet: how far behind the log its answers are.',
-      [[{}, presence.unreadBytes()]]);
+      [[{}, this.presence.unreadBytes()]]);
     family('gameserver_api_log_backlog_bytes_total', 'counter',
       'Bytes of latest.log read for presence alone, in backlogs over 16 MiB: their chat and deaths were not counted.',
       [[{}, told.backlogBytes]]);
+  }
+
+  /** The game's lists, its version and the backup folder. */
+  private renderFiles(family: WriteFamily): void {
+    const { config } = this;
+    const whitelist = readIfKnown(() => readWhitelist(config));
+    const banned = readIfKnown(() => readModerationList(config, 'banned'));
+    const ops = readIfKnown(() => readModerationList(config, 'ops'));
+    const version = readGameVersion(config);
+    const archives = this.backupSummary();
     if (whitelist !== undefined) {
       family('minecraft_whitelist_players', 'gauge', 'Entries of whitelist.json.', [[{}, whitelist.length]]);
     }
@@ -6288,17 +6302,21 @@ function createMetrics(
           [[{}, archives.newest.bytes]]);
       }
     }
+  }
+
+  /** The daemon: its build, its requests, its streams and webhook, and its process. */
+  private renderDaemon(family: WriteFamily): void {
     family('gameserver_api_build_info', 'gauge', 'The gameserver-api version, as a label.',
       [[{ version: VERSION }, 1]]);
     family('gameserver_api_http_requests_total', 'counter',
       'HTTP responses by route (the table\'s path, or other), method and status.',
-      [...requests].sort().map(([key, value]): [Record<string, string>, number] => {
+      [...this.requests].sort().map(([key, value]): [Record<string, string>, number] => {
         const [route, method, code] = key.split(' ');
         return [{ route, method, code }, value];
       }));
     family('gameserver_api_event_streams', 'gauge', 'Event streams open (GET /api/events), of 64 at most.',
-      [[{}, events.streamsOpen()]]);
-    const deliveries = events.webhookDeliveries();
+      [[{}, this.events.streamsOpen()]]);
+    const deliveries = this.events.webhookDeliveries();
     if (deliveries !== undefined) {
       family('gameserver_api_webhook_deliveries_total', 'counter',
         'Webhook attempts by outcome: delivered (a 2xx status), failed, retried, dropped (given up or crowded out).',
@@ -6310,24 +6328,39 @@ function createMetrics(
     family('process_resident_memory_bytes', 'gauge', 'Resident memory size in bytes.',
       [[{}, process.memoryUsage.rss()]]);
     family('process_start_time_seconds', 'gauge', 'Start time of the process since unix epoch in seconds.',
-      [[{}, daemonStartSeconds]]);
+      [[{}, this.daemonStartSeconds]]);
     family('process_open_fds', 'gauge', 'Number of open file descriptors.',
       [[{}, fs.readdirSync('/proc/self/fd').length]]);
     const maxFds = Number(readProcText('/proc/self/limits', 4096).match(/^Max open files\s+(\d+)/m)?.[1]);
     if (Number.isInteger(maxFds)) {
       family('process_max_fds', 'gauge', 'Maximum number of open file descriptors.', [[{}, maxFds]]);
     }
-    return `${out.join('\n')}\n`;
-  };
+  }
 
-  return {
-    scrape: () => shared('metrics', async () => ({ status: 200, body: await render(), type: METRICS_TYPE })),
-    count(route, method, status) {
-      const key =
-        `${route ?? 'other'} ${method !== undefined && KNOWN_METHODS.has(method) ? method : 'other'} ${status}`;
-      requests.set(key, (requests.get(key) ?? 0) + 1);
-    },
-  };
+  /** The backup folder's count and newest archive, listed again only once the folder changed. */
+  private backupSummary(): { count: number; newest: BackupEntry | undefined } | undefined {
+    const { config, backups } = this;
+    const signature = settledSignature(config.backupDir);
+    if (signature === '' || signature !== backups?.signature) {
+      let listing: BackupEntry[];
+      try {
+        listing = listBackups(config.backupDir);
+      } catch {
+        this.backups = undefined;
+        return undefined;
+      }
+      this.backups = { signature, count: listing.length, newest: listing[0] };
+      return this.backups;
+    }
+    // the folder is as it was, but its newest archive may still be growing
+    const newest = backups.newest === undefined
+      ? undefined
+      : fs.statSync(path.join(config.backupDir, backups.newest.name), { throwIfNoEntry: false });
+    if (backups.newest !== undefined && newest?.isFile()) {
+      Object.assign(backups.newest, { bytes: newest.size, created: new Date(newest.mtimeMs).toISOString() });
+    }
+    return backups;
+  }
 }
 
 const METRICS_ROUTE: RouteAbout = {
