@@ -531,7 +531,7 @@ function createDaemon(config: Readonly<Config>, clock: Clock = readClock()): Dae
     metrics: new MetricsExporter(config, clock, game, presence, events, shared, readiness),
     api: createApiDescription(routes),
   };
-  const server = createHttpServer(config, routes, features, replies);
+  const server = new ApiServer(config, routes, features, replies).server;
   let closing: Promise<void> | undefined;
   const close = (graceMs = SHUTDOWN_GRACE_MS): Promise<void> => {
     closing ??= (async () => {
@@ -6948,35 +6948,46 @@ function reloadTlsOnChange(server: ReturnType<typeof createHttpsServer>, files: 
  * The node:http server of a daemon: dispatch from the route table, one place that writes every response, and the
  * bounds that keep slow or hostile clients from holding the daemon's memory (docs/api.md#limits-and-protection).
  */
-function createHttpServer(
-  config: Readonly<Config>,
-  routes: readonly Route[],
-  features: Features,
-  replies: ReplyBudget,
-): Server {
+class ApiServer {
+  readonly server: Server;
   // path → method → route. A duplicate is a programming error: fail at once, like Go's ServeMux.
-  const table = new Map<string, Map<string, Route>>();
-  for (const route of routes) {
-    const byMethod = table.get(route.path) ?? new Map<string, Route>();
-    if (byMethod.has(route.method)) throw new Error(`duplicate route ${route.method} ${route.path}`);
-    table.set(route.path, byMethod.set(route.method, route));
-  }
+  private readonly table = new Map<string, Map<string, Route>>();
   // path → the Allow list of 405 and of the preflight, worked out once; and every method of the API, for CONNECT
-  const allowByPath = new Map([...table].map(([pathname, byMethod]) => [pathname, allowHeader(byMethod.keys())]));
-  const allowAny = allowHeader(routes.map((r) => r.method));
-  const { metrics } = features;
+  private readonly allowByPath: Map<string, string>;
+  private readonly allowAny: string;
+  private readonly connections = createConnectionQueue(
+    (req, res, expectsContinue) => this.handle(req, res, expectsContinue),
+  );
+
+  constructor(
+    private readonly config: Readonly<Config>,
+    routes: readonly Route[],
+    private readonly features: Features,
+    private readonly replies: ReplyBudget,
+  ) {
+    const { table } = this;
+    for (const route of routes) {
+      const byMethod = table.get(route.path) ?? new Map<string, Route>();
+      if (byMethod.has(route.method)) throw new Error(`duplicate route ${route.method} ${route.path}`);
+      table.set(route.path, byMethod.set(route.method, route));
+    }
+    this.allowByPath = new Map([...table].map(([pathname, byMethod]) => [pathname, allowHeader(byMethod.keys())]));
+    this.allowAny = allowHeader(routes.map((r) => r.method));
+    this.server = this.buildServer();
+  }
 
   /** Finds the route for a request and runs it; every failure is thrown as an HttpError. */
-  const dispatch = (
+  private dispatch(
     req: IncomingMessage,
     res: ServerResponse,
     { path: known, search, route }: Match,
     expectsContinue: boolean,
-  ): Reply | Promise<Reply> => {
+  ): Reply | Promise<Reply> {
+    const { config } = this;
     // Node 20 answers a missing Host on its own with a bare 400 (requireHostHeader is off); Node 18 not at all
     if (req.httpVersion === '1.1' && !hasHostHeader(req)) throw new HttpError(400, 'Bad request');
     if (known === undefined) throw new HttpError(404, NOT_FOUND);
-    const allow = allowByPath.get(known)!;
+    const allow = this.allowByPath.get(known)!;
     if (req.method === 'OPTIONS') return preflight(allow);
     if (route === undefined) throw new HttpError(405, methodNotAllowed(allow), { Allow: allow });
     const key = sentKey(req) ?? (route.basicAuth === true ? basicAuthPassword(req) : undefined);
@@ -6988,38 +6999,39 @@ function createHttpServer(
       }
       if (!reveal) throw new HttpError(401, UNAUTHORIZED, expectsContinue ? { Connection: 'close' } : {});
     }
-    if (replies.isSpent()) throw busy();
+    if (this.replies.isSpent()) throw busy();
     let continued = !expectsContinue;
     const allowBody = (): void => {
       // 100 Continue only once the key is known good: a client without it never gets to send its body
       if (!continued) res.writeContinue();
       continued = true;
     };
-    return route.handle(features, { req, search, reveal, keySent: key !== undefined && key !== '', allowBody });
-  };
+    return route.handle(this.features, { req, search, reveal, keySent: key !== undefined && key !== '', allowBody });
+  }
 
   /** The one place a response is written: every reply carries the same headers. `client` is set for writes. */
-  const send = (
+  private send(
     req: IncomingMessage,
     res: ServerResponse,
     match: Match,
     reply: Reply,
     client: string | undefined,
-  ): void => {
+  ): void {
+    const { replies } = this;
     const length = typeof reply.body === 'string' ? Buffer.byteLength(reply.body) : reply.body.length;
     // a large reply made while others filled the budget is not written after them
     if (length > SMALL_REPLY_BYTES && replies.isSpent()) {
-      return send(req, res, match, errorReply(503, BUSY, { 'Retry-After': '1' }), client);
+      return this.send(req, res, match, errorReply(503, BUSY, { 'Retry-After': '1' }), client);
     }
     const { status, body, headers } = reply;
     const { route } = match;
-    metrics.count(match.path, req.method, status);
-    if (reply.stream !== undefined) return openStream(req, res, reply.stream, headers);
+    this.features.metrics.count(match.path, req.method, status);
+    if (reply.stream !== undefined) return this.openStream(req, res, reply.stream, headers);
     const list = [...COMMON_HEADERS];
     if (status !== 204) list.push('Content-Type', reply.type ?? JSON_TYPE, 'Content-Length', String(length));
     if (headers !== undefined) for (const name in headers) list.push(name, headers[name]);
     // once the daemon stops listening, no connection is kept for a next request
-    if (!server.listening && headers?.Connection === undefined) list.push('Connection', 'close');
+    if (!this.server.listening && headers?.Connection === undefined) list.push('Connection', 'close');
     res.writeHead(status, list);
     res.end(status === 204 ? undefined : body);
     // one line per write: time, client, route, outcome; never the key
@@ -7038,21 +7050,21 @@ function createHttpServer(
         clearTimeout(deadline);
       });
     }
-  };
+  }
 
   /** An event stream: the common headers and the stream's own, no length; the stream writes from then on. */
-  const openStream = (
+  private openStream(
     req: IncomingMessage,
     res: ServerResponse,
     stream: (sink: StreamSink) => void,
     headers: Record<string, string> = {},
-  ): void => {
+  ): void {
     const list = [...COMMON_HEADERS];
     for (const name in headers) list.push(name, headers[name]);
     res.writeHead(200, list);
     if (req.method === 'HEAD') return void res.end();
     // the stream is its connection's last answer: nothing sent after it is answered (docs/api.md#get-apievents)
-    streamBegins(req.socket);
+    this.connections.streamBegins(req.socket);
     // a connection closed before its stream began holds no slot: its 'close' has come and gone
     if (req.socket.destroyed) return void res.destroy();
     res.flushHeaders();
@@ -7066,89 +7078,99 @@ function createHttpServer(
       end: () => res.end(),
       onClose: (listener) => void res.once('close', listener),
     });
-  };
+  }
 
-  const fail = (
+  /** A failure's answer: an HttpError's own, any other a 500 (and its stack logged). */
+  private fail(
     req: IncomingMessage,
     res: ServerResponse,
     match: Match,
     err: unknown,
     client: string | undefined,
-  ): void => {
+  ): void {
     if (err instanceof HttpError) {
-      return send(req, res, match, errorReply(err.status, err.message, err.headers), client);
+      return this.send(req, res, match, errorReply(err.status, err.message, err.headers), client);
     }
     log(`internal error on ${req.method} ${(req.url ?? '').slice(0, 200)}: `
       + `${err instanceof Error ? err.stack : String(err)}`);
     if (res.headersSent) return void res.destroy(); // a status line cannot be written any more
-    send(req, res, match, errorReply(500, INTERNAL_ERROR), client);
-  };
+    this.send(req, res, match, errorReply(500, INTERNAL_ERROR), client);
+  }
 
   /** The route of a request, looked up once and carried to the reply, the metrics and the write log. */
-  const matchOf = (req: IncomingMessage): Match => {
+  private matchOf(req: IncomingMessage): Match {
     const [pathname, search] = splitTarget(req.url ?? '/');
-    const byMethod = table.get(pathname);
+    const byMethod = this.table.get(pathname);
     // node:http drops the body of a HEAD response itself and keeps GET's headers
     return {
       path: byMethod === undefined ? undefined : pathname,
       search,
       route: byMethod?.get(req.method === 'HEAD' ? 'GET' : req.method ?? ''),
     };
-  };
+  }
 
-  const handle = (req: IncomingMessage, res: ServerResponse, expectsContinue = false): void => {
+  /** A request's turn on its connection: dispatched, then answered, or its failure answered. */
+  private handle(req: IncomingMessage, res: ServerResponse, expectsContinue = false): void {
     // taken now: a request whose body was refused may have lost its socket by the time it is logged
     const client = req.method === 'POST' ? req.socket.remoteAddress ?? '-' : undefined;
-    const match = matchOf(req);
+    const match = this.matchOf(req);
     let result: Reply | Promise<Reply>;
     try {
-      result = dispatch(req, res, match, expectsContinue);
+      result = this.dispatch(req, res, match, expectsContinue);
     } catch (err) {
-      return fail(req, res, match, err, client);
+      return this.fail(req, res, match, err, client);
     }
     // some routes answer at once: no promise, no extra turn of the event loop
     if (result instanceof Promise) {
       result.then(
-        (reply) => send(req, res, match, reply, client),
-        (err: unknown) => fail(req, res, match, err, client),
+        (reply) => this.send(req, res, match, reply, client),
+        (err: unknown) => this.fail(req, res, match, err, client),
       );
-    } else send(req, res, match, result, client);
-  };
-
-  const { take, streamBegins } = createConnectionQueue(handle);
-
-  const options = {
-    headersTimeout: HEADERS_TIMEOUT_MS,
-    requestTimeout: REQUEST_TIMEOUT_MS,
-    requireHostHeader: false,
-    connectionsCheckingInterval: 1_000,
-  } as Parameters<typeof createServer>[0];
-  let server: Server;
-  if (config.tls === undefined) server = createServer(options, (req, res) => take(req, res));
-  else {
-    // a handshake is no request yet: without its own deadline a client could hold a connection 120 s (Node's default)
-    const secure = createHttpsServer(
-      { ...options, ...readTlsCredentials(config.tls), handshakeTimeout: HEADERS_TIMEOUT_MS },
-      (req, res) => take(req, res),
-    );
-    reloadTlsOnChange(secure, config.tls);
-    // node:https serves HTTP with node:http's own connection handling, over TLS sockets: the same events and settings
-    server = secure as unknown as Server;
+    } else this.send(req, res, match, result, client);
   }
-  server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
-  server.maxConnections = MAX_CONNECTIONS;
-  server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => take(req, res, true));
-  server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) =>
-    fail(req, res, matchOf(req), new HttpError(417, 'Expectation failed', { Connection: 'close' }),
-      req.method === 'POST' ? req.socket.remoteAddress ?? '-' : undefined));
-  // CONNECT targets a proxy, which this is not; without a listener Node would close the socket unanswered
-  server.on('connect', (req: IncomingMessage, socket: Socket) => {
-    metrics.count(undefined, req.method, 405);
+
+  /** The node:http (or node:https) server, with its bounds and its answers to what never reaches a route. */
+  private buildServer(): Server {
+    const { config } = this;
+    const take = (req: IncomingMessage, res: ServerResponse): void => this.connections.take(req, res);
+    const options = {
+      headersTimeout: HEADERS_TIMEOUT_MS,
+      requestTimeout: REQUEST_TIMEOUT_MS,
+      requireHostHeader: false,
+      connectionsCheckingInterval: 1_000,
+    } as Parameters<typeof createServer>[0];
+    let server: Server;
+    if (config.tls === undefined) server = createServer(options, take);
+    else {
+      // a handshake is no request yet: without its own deadline a client could hold a connection 120 s (Node's default)
+      const secure = createHttpsServer(
+        { ...options, ...readTlsCredentials(config.tls), handshakeTimeout: HEADERS_TIMEOUT_MS },
+        take,
+      );
+      reloadTlsOnChange(secure, config.tls);
+      // node:https serves HTTP with node:http's own connection handling, over TLS sockets: the same events and settings
+      server = secure as unknown as Server;
+    }
+    server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
+    server.maxConnections = MAX_CONNECTIONS;
+    server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => this.connections.take(req, res, true));
+    server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) =>
+      this.fail(req, res, this.matchOf(req), new HttpError(417, 'Expectation failed', { Connection: 'close' }),
+        req.method === 'POST' ? req.socket.remoteAddress ?? '-' : undefined));
+    server.on('connect', (req: IncomingMessage, socket: Socket) => this.refuseConnect(req, socket));
+    server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => this.answerClientError(err, socket));
+    return server;
+  }
+
+  /** CONNECT targets a proxy, which this is not; without a listener Node would close the socket unanswered. */
+  private refuseConnect(req: IncomingMessage, socket: Socket): void {
+    this.features.metrics.count(undefined, req.method, 405);
     socket.on('error', () => undefined);
-    socket.end(rawErrorResponse(405, methodNotAllowed(allowAny), ['Allow', allowAny]));
-  });
-  // Requests Node's parser rejects get the same JSON error and headers as any other, never Node's bare reply
-  server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
+    socket.end(rawErrorResponse(405, methodNotAllowed(this.allowAny), ['Allow', this.allowAny]));
+  }
+
+  /** Requests Node's parser rejects get the same JSON error and headers as any other, never Node's bare reply. */
+  private answerClientError(err: NodeJS.ErrnoException, socket: Socket): void {
     // a reply already being written on this connection must not be cut into (Node's own rule), and one still being
     // made for an earlier request must not be overtaken: close instead. The request the error is about may be the
     // one still arriving (a body that never completes): that one gets its answer.
@@ -7159,10 +7181,9 @@ function createHttpServer(
       return void socket.destroy();
     }
     const [status, message] = CLIENT_ERRORS[err.code ?? ''] ?? [400, 'Bad request'];
-    metrics.count(undefined, undefined, status);
+    this.features.metrics.count(undefined, undefined, status);
     socket.end(rawErrorResponse(status, message));
-  });
-  return server;
+  }
 }
 
 if (require.main === module) main(process.argv.slice(2));
