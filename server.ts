@@ -5041,7 +5041,9 @@ interface Style {
 
 const nearestColour = (rgb: number): string => {
   const distance = (other: number): number =>
-    ((rgb >> 16) - (other >> 16)) ** 2 + (((rgb >> 8) & 255) - ((other >> 8) & 255)) ** 2 + ((rgb & 255) - (other & 255)) ** 2;
+    ((rgb >> 16) - (other >> 16)) ** 2
+    + (((rgb >> 8) & 255) - ((other >> 8) & 255)) ** 2
+    + ((rgb & 255) - (other & 255)) ** 2;
   let best = 0;
   MC_COLOUR_RGB.forEach((other, i) => (best = distance(other) < distance(MC_COLOUR_RGB[best]) ? i : best));
   return MC_COLOURS[best];
@@ -5059,8 +5061,10 @@ export function motdRuns(description: unknown): MotdRun[] {
     if (text === '' || room <= 0 || runs.length >= MOTD_MAX_RUNS) return;
     const kept = text.length > room ? text.slice(0, room) : text;
     chars += kept.length;
-    const classes = [style.colour === undefined ? '' : `mc-${style.colour}`, ...[...style.flags].sort().map((f) => `mc-${f}`)]
-      .filter((c) => c !== '').join(' ');
+    const classes = [
+      style.colour === undefined ? '' : `mc-${style.colour}`,
+      ...[...style.flags].sort().map((f) => `mc-${f}`),
+    ].filter((c) => c !== '').join(' ');
     const last = runs[runs.length - 1];
     if (last !== undefined && last.classes === classes) last.text += kept;
     else runs.push({ text: kept, classes });
@@ -5081,7 +5085,9 @@ export function motdRuns(description: unknown): MotdRun[] {
       const colour = '0123456789abcdef'.indexOf(code);
       if (colour !== -1 && code !== '') style = { colour: MC_COLOURS[colour], flags: new Set() };
       else if (code === 'r') style = { flags: new Set() };
-      else if (code in MC_STYLES) style = { ...style, flags: new Set([...style.flags, MC_STYLES[code as keyof typeof MC_STYLES]]) };
+      else if (code in MC_STYLES) {
+        style = { ...style, flags: new Set([...style.flags, MC_STYLES[code as keyof typeof MC_STYLES]]) };
+      }
       from = at + 2;
     }
     push(text.slice(from), style);
@@ -5096,7 +5102,9 @@ export function motdRuns(description: unknown): MotdRun[] {
     if (typeof component.color === 'string') {
       const named = MC_COLOURS.indexOf(component.color as typeof MC_COLOURS[number]);
       if (named !== -1) colour = MC_COLOURS[named];
-      else if (/^#[0-9a-fA-F]{6}$/.test(component.color)) colour = nearestColour(parseInt(component.color.slice(1), 16));
+      else if (/^#[0-9a-fA-F]{6}$/.test(component.color)) {
+        colour = nearestColour(parseInt(component.color.slice(1), 16));
+      }
     }
     const flags = new Set(inherited.flags);
     for (const [key, flag] of Object.entries(COMPONENT_STYLES)) {
@@ -5157,7 +5165,8 @@ function readStatusJson(text: string, latencyMs: number): PingAnswer | undefined
   }
   if (status === null || typeof status !== 'object' || Array.isArray(status)) return undefined;
   const { version, players, description, favicon } = status as Record<string, unknown>;
-  const count = (value: unknown): number => (Number.isSafeInteger(value) && (value as number) >= 0 ? value as number : 0);
+  const count = (value: unknown): number =>
+    (Number.isSafeInteger(value) && (value as number) >= 0 ? value as number : 0);
   const known = (value: unknown): Record<string, unknown> =>
     (value !== null && typeof value === 'object' ? value as Record<string, unknown> : {});
   const { name, protocol } = known(version);
@@ -5169,7 +5178,9 @@ function readStatusJson(text: string, latencyMs: number): PingAnswer | undefined
     },
     motd: motdRuns(description),
     players: { online: count(known(players).online), max: count(known(players).max) },
-    ...typeof favicon === 'string' && favicon.length <= FAVICON_MAX_CHARS && FAVICON_URL.test(favicon) ? { favicon } : {},
+    ...typeof favicon === 'string' && favicon.length <= FAVICON_MAX_CHARS && FAVICON_URL.test(favicon)
+      ? { favicon }
+      : {},
   };
 }
 
@@ -5286,15 +5297,19 @@ function pingLegacy(address: string, port: number, deadline: number): Promise<Pi
       if (data.length < 3) return undefined;
       const end = 3 + 2 * data.readUInt16BE(1);
       if (data.length < end) return undefined;
-      return readLegacyAnswer(Buffer.from(data.subarray(3, end)).swap16().toString('utf16le'), performance.now() - startedAt)
-        ?? null;
+      return readLegacyAnswer(
+        Buffer.from(data.subarray(3, end)).swap16().toString('utf16le'),
+        performance.now() - startedAt,
+      ) ?? null;
     });
 }
 
 /** Where the game listens (server.properties): `server-ip` (loopback when unset or a wildcard) and `server-port`. */
 function gameAddress(properties: Record<string, string>): { address: string; port: number } {
   const ip = properties['server-ip'] ?? '';
-  const port = /^\d{1,5}$/.test(properties['server-port'] ?? '') ? Number(properties['server-port']) : DEFAULT_GAME_PORT;
+  const port = /^\d{1,5}$/.test(properties['server-port'] ?? '')
+    ? Number(properties['server-port'])
+    : DEFAULT_GAME_PORT;
   return {
     address: ip === '' || ip === '0.0.0.0' || ip === '::' ? '127.0.0.1' : ip,
     port: port >= 1 && port <= 65_535 ? port : DEFAULT_GAME_PORT,
@@ -5474,9 +5489,14 @@ export function dateLines(lines: readonly DayLine[], lastDay: Date, lastSecondOf
   let after = lastSecondOfDay;
   for (let i = lines.length - 1; i >= 0; i--) {
     const { secondOfDay, meaning } = lines[i];
-    if (secondOfDay > after + HISTORY_LINE_SLACK_S) day = new Date(day.getFullYear(), day.getMonth(), day.getDate() - 1);
+    if (secondOfDay > after + HISTORY_LINE_SLACK_S) {
+      day = new Date(day.getFullYear(), day.getMonth(), day.getDate() - 1);
+    }
     after = secondOfDay;
-    dated[i] = { atMs: new Date(day.getFullYear(), day.getMonth(), day.getDate(), 0, 0, secondOfDay).getTime(), meaning };
+    dated[i] = {
+      atMs: new Date(day.getFullYear(), day.getMonth(), day.getDate(), 0, 0, secondOfDay).getTime(),
+      meaning,
+    };
   }
   return dated;
 }
@@ -5779,7 +5799,9 @@ section { background: var(--card); border: 1px solid var(--line); border-radius:
 h2 { margin: 0 0 .5rem; font-size: 1.125rem; }
 .state { font-size: 1.25rem; font-weight: 600; margin: 0 0 .5rem; display: flex; align-items: center; gap: .5rem; }
 .state::before { content: ""; width: .9rem; height: .9rem; border-radius: 50%; background: currentColor; }
-.state-up { color: var(--up); } .state-down { color: var(--down); } .state-starting, .state-stopping { color: var(--starting); }
+.state-up { color: var(--up); }
+.state-down { color: var(--down); }
+.state-starting, .state-stopping { color: var(--starting); }
 dl { display: grid; grid-template-columns: max-content 1fr; gap: .25rem 1rem; margin: 0; }
 dt { color: var(--muted); } dd { margin: 0; overflow-wrap: anywhere; }
 ul, ol { margin: 0; padding: 0; list-style: none; }
@@ -5794,11 +5816,16 @@ svg { display: block; width: 100%; height: 8rem; background: var(--bg); border-r
 .axis { display: flex; justify-content: space-between; color: var(--muted); font-size: .875rem; }
 footer { color: var(--muted); font-size: .875rem; padding-bottom: 1.5rem; }
 a { color: var(--accent); }
-.visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
+.visually-hidden {
+  position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap;
+}
 .mc-black { color: #9a9a9a; } .mc-dark_blue { color: #8c8cff; } .mc-dark_green { color: #3cc04c; }
 .mc-dark_aqua { color: #2fc4c4; } .mc-dark_red { color: #ff6b6b; } .mc-dark_purple { color: #d77bff; }
 .mc-gold { color: #ffaa00; } .mc-gray { color: #aaaaaa; } .mc-dark_gray { color: #9a9a9a; } .mc-blue { color: #8c8cff; }
-.mc-green { color: #55ff55; } .mc-aqua { color: #55ffff; } .mc-red { color: #ff5555; } .mc-light_purple { color: #ff55ff; }
+.mc-green { color: #55ff55; }
+.mc-aqua { color: #55ffff; }
+.mc-red { color: #ff5555; }
+.mc-light_purple { color: #ff55ff; }
 .mc-yellow { color: #ffff55; } .mc-white { color: #ffffff; }
 .mc-b { font-weight: 700; } .mc-i { font-style: italic; } .mc-u { text-decoration: underline; }
 .mc-s { text-decoration: line-through; } .mc-u.mc-s { text-decoration: underline line-through; }
@@ -5885,11 +5912,21 @@ const STATUS_PAGE_SCRIPT = `'use strict';
       case 'server.started': players.clear(); showPlayers(); setState('starting', 'Starting'); break;
       case 'server.ready': setState('up', 'Up and ready'); break;
       case 'server.stopping': setState('stopping', 'Stopping'); break;
-      case 'server.stopped': players.clear(); showPlayers(); setState('down', event.crashed ? 'Down (it crashed or was killed)' : 'Down'); break;
-      case 'player.joined': players.add(event.player); showPlayers(); tell(event, event.player + ' joined the game'); void redrawChart(); break;
-      case 'player.left': players.delete(event.player); showPlayers(); tell(event, event.player + ' left the game'); void redrawChart(); break;
+      case 'server.stopped':
+        players.clear();
+        showPlayers();
+        setState('down', event.crashed ? 'Down (it crashed or was killed)' : 'Down');
+        break;
+      case 'player.joined':
+        players.add(event.player); showPlayers(); tell(event, event.player + ' joined the game');
+        void redrawChart(); break;
+      case 'player.left':
+        players.delete(event.player); showPlayers(); tell(event, event.player + ' left the game');
+        void redrawChart(); break;
       case 'player.died': tell(event, event.message); break;
-      case 'player.advancement': tell(event, event.player + ' ' + VERBS[event.kind] + ' [' + event.advancement + ']'); break;
+      case 'player.advancement':
+        tell(event, event.player + ' ' + VERBS[event.kind] + ' [' + event.advancement + ']');
+        break;
       case 'player.chat': if (chat) tell(event, '<' + event.player + '> ' + event.text); break;
     }
   };
@@ -6032,11 +6069,14 @@ function createStatusPage(
       : stopping ? ['stopping', 'Stopping']
         : state.ready ? ['up', 'Up and ready'] : ['starting', 'Starting'];
     let since: string;
-    if (running !== undefined) since = `<dt>Running since</dt><dd>${timeHtml(clock.startedAtMs(running.startTicks))}</dd>`;
-    else if (timeline.lastStopMs !== undefined) since = `<dt>Stopped</dt><dd>${timeHtml(timeline.lastStopMs)}</dd>`;
-    else if (timeline.lastStartMs !== undefined) {
+    if (running !== undefined) {
+      since = `<dt>Running since</dt><dd>${timeHtml(clock.startedAtMs(running.startTicks))}</dd>`;
+    } else if (timeline.lastStopMs !== undefined) {
+      since = `<dt>Stopped</dt><dd>${timeHtml(timeline.lastStopMs)}</dd>`;
+    } else if (timeline.lastStartMs !== undefined) {
       const written = fs.statSync(latestLogPath(config), { throwIfNoEntry: false })?.mtimeMs ?? timeline.lastStartMs;
-      since = `<dt>Stopped</dt><dd>without shutting down (a crash, or killed); last log entry ${timeHtml(written)}</dd>`;
+      since = '<dt>Stopped</dt><dd>without shutting down (a crash, or killed); '
+        + `last log entry ${timeHtml(written)}</dd>`;
     } else since = '';
     const known = timeline.counts.filter((count): count is number => count !== null);
     const peak = Math.max(1, ...known);
@@ -6074,7 +6114,8 @@ ${since}
 <ul id="players">${players.map((player) => {
     const head = avatarFor(player);
     return `<li data-name="${escapeHtml(player)}">${head === undefined ? ''
-      : `<img src="${escapeHtml(head)}" alt="" width="${AVATAR_SIZE_PX}" height="${AVATAR_SIZE_PX}">`}${escapeHtml(player)}</li>`;
+      : `<img src="${escapeHtml(head)}" alt="" width="${AVATAR_SIZE_PX}" height="${AVATAR_SIZE_PX}">`}`
+      + `${escapeHtml(player)}</li>`;
   }).join('')}</ul>
 <p id="nobody"${players.length > 0 ? ' hidden' : ''}>Nobody is online.</p>
 </section>
@@ -6084,7 +6125,9 @@ ${since}
 <svg viewBox="0 0 ${HISTORY_MINUTES} ${CHART_HEIGHT}" preserveAspectRatio="none" role="img" aria-labelledby="chart-title chart-desc">
 <title id="chart-title">Players online over the last 24 hours, one point a minute</title>
 <desc id="chart-desc">${known.length === 0 ? 'Nothing is known of the last 24 hours.'
-      : `At most ${Math.max(...known)} players at once${peakAt === -1 ? '' : `, last at ${timeHtml(timeline.fromMs + peakAt * MINUTE_MS).replace(/<[^>]*>/g, '')}`}.`}</desc>
+      : `At most ${Math.max(...known)} players at once${peakAt === -1
+        ? ''
+        : `, last at ${timeHtml(timeline.fromMs + peakAt * MINUTE_MS).replace(/<[^>]*>/g, '')}`}.`}</desc>
 <path id="chart-line" class="chart-line" d="${chartPath(timeline.counts, peak)}"/>
 </svg>
 <figcaption class="axis"><span>24 hours ago</span><span>top: <span id="chart-peak">${peak}</span> players</span><span>now</span></figcaption>
@@ -6102,7 +6145,12 @@ ${since}
 </body>
 </html>
 `;
-    return { status: 200, body: html, type: HTML_TYPE, headers: { 'Content-Security-Policy': policy, 'Referrer-Policy': 'no-referrer' } };
+    return {
+      status: 200,
+      body: html,
+      type: HTML_TYPE,
+      headers: { 'Content-Security-Policy': policy, 'Referrer-Policy': 'no-referrer' },
+    };
   };
 
   return { render };
