@@ -511,8 +511,8 @@ function createDaemon(config: Readonly<Config>, clock: Clock = readClock()): Dae
   const presence = new LogFollower(config, clock, game);
   const gameConsole = createGameConsole(config, game, presence);
   const readiness = createReadiness(config, game, presence);
-  const events = createEvents(config, clock, game, presence, [readiness.detect]);
-  const history = createHistory(config, game, shared);
+  const events = new LiveEvents(config, clock, game, presence, [readiness.detect]);
+  const history = new PlayersHistory(config, game, shared);
   const features: Features = {
     game: createGameStatus(config, clock, game, shared),
     presence,
@@ -528,10 +528,10 @@ function createDaemon(config: Readonly<Config>, clock: Clock = readClock()): Dae
     readiness,
     history,
     statusPage: createStatusPage(config, clock, presence, readiness, history),
-    metrics: createMetrics(config, clock, game, presence, events, shared, readiness),
+    metrics: new MetricsExporter(config, clock, game, presence, events, shared, readiness),
     api: createApiDescription(routes),
   };
-  const server = createHttpServer(config, routes, features, replies);
+  const server = new ApiServer(config, routes, features, replies).server;
   let closing: Promise<void> | undefined;
   const close = (graceMs = SHUTDOWN_GRACE_MS): Promise<void> => {
     closing ??= (async () => {
@@ -4566,35 +4566,112 @@ interface Events {
  * only while a stream is open, for 10 s after the last one closed, or always when a webhook is set: it costs nothing
  * while nobody listens.
  */
-function createEvents(
-  config: Readonly<Config>,
-  clock: Clock,
-  game: GameFinder,
-  presence: Presence,
-  moreDetectors: ReadonlyArray<(publish: Publish) => Detector> = [], // other sections' (readiness)
-): Events {
-  const streams = new Map<StreamSink, number>(); // → when it was last written to (performance.now())
+class LiveEvents implements Events {
+  private readonly streams = new Map<StreamSink, number>(); // → when it was last written to (performance.now())
   // begun, waiting for the starting state: they hold slots, and get no events yet
-  const opening = new Set<StreamSink>();
-  const kept = createEventLog();
-  const webhook = config.webhookUrl === undefined ? undefined : createWebhook(config);
-  const fault = createFaultLog('watching for events');
-  let watching: Watching | undefined;
-  let linger: NodeJS.Timeout | undefined;
-  let checking = false;
-  let due = new Map<Detector, boolean>(); // detectors asked to look (true) or glance (false) at the host
+  private readonly opening = new Set<StreamSink>();
+  private readonly kept = createEventLog();
+  private readonly webhook: Webhook | undefined;
+  private readonly fault = createFaultLog('watching for events');
+  private watching: Watching | undefined;
+  private linger: NodeJS.Timeout | undefined;
+  private checking = false;
+  private due = new Map<Detector, boolean>(); // detectors asked to look (true) or glance (false) at the host
+  private readonly watchingReady: Promise<void>;
 
-  const publish: Publish = (type, fields) => {
+  constructor(
+    private readonly config: Readonly<Config>,
+    private readonly clock: Clock,
+    private readonly game: GameFinder,
+    private readonly presence: Presence,
+    private readonly moreDetectors: ReadonlyArray<(publish: Publish) => Detector> = [], // other sections' (readiness)
+  ) {
+    this.webhook = config.webhookUrl === undefined ? undefined : createWebhook(config);
+    // with a webhook, every event from the start: the daemon listens once the starting state is taken
+    this.watchingReady = this.webhook === undefined ? Promise.resolve() : this.startWatching();
+  }
+
+  open(request: ApiRequest): Reply {
+    if (request.keySent && !request.reveal) throw new HttpError(401, WRONG_KEY);
+    // docs/api.md#get-apievents: the last 8 slots are the key holder's,
+    // so that anonymous streams never keep the relay out
+    const open = this.streams.size + this.opening.size;
+    if (open >= (request.reveal ? EVENT_STREAMS_MAX : EVENT_STREAMS_MAX - EVENT_STREAMS_KEPT_FOR_KEY)) {
+      throw new HttpError(503, TOO_MANY_STREAMS);
+    }
+    // EventSource sends the header on a reconnect; clients that cannot send headers use the query
+    const header = request.req.headers['last-event-id'];
+    const lastId = typeof header === 'string'
+      ? header
+      : new URLSearchParams(request.search).get('lastEventId') ?? undefined;
+    return {
+      status: 200,
+      body: '',
+      headers: { 'Content-Type': EVENT_STREAM_TYPE, 'X-Accel-Buffering': 'no' },
+      stream: (sink) => this.begin(sink, lastId),
+    };
+  }
+
+  streamsOpen(): number {
+    return this.streams.size + this.opening.size;
+  }
+
+  webhookDeliveries(): Readonly<WebhookDeliveries> | undefined {
+    return this.webhook?.deliveries;
+  }
+
+  ready(): Promise<void> {
+    return this.watchingReady;
+  }
+
+  close(): void {
+    clearTimeout(this.linger);
+    this.stopWatching();
+    for (const sink of [...this.streams.keys(), ...this.opening]) sink.end();
+    this.webhook?.close();
+  }
+
+  /**
+   * A stream's first bytes come once the starting state is taken: a change after them is an event
+   * (docs/api.md#get-apievents).
+   */
+  private begin(sink: StreamSink, lastId: string | undefined): void {
+    const { streams, opening } = this;
+    opening.add(sink);
+    sink.onClose(() => {
+      opening.delete(sink);
+      streams.delete(sink);
+      if (streams.size + opening.size === 0 && this.webhook === undefined) {
+        clearTimeout(this.linger);
+        this.linger = setTimeout(() => this.stopWatching(), WATCH_LINGER_MS);
+      }
+    });
+    void this.startWatching().then(() => {
+      if (!opening.delete(sink)) return; // closed meanwhile
+      let first = `retry: ${EVENT_STREAM_RETRY_MS}\n\n`;
+      if (lastId !== undefined && lastId !== '') {
+        const replay = this.kept.replayAfter(lastId);
+        first += replay === undefined
+          ? sseFrame(JSON.stringify({ type: 'stream.reset', time: new Date().toISOString() }))
+          : replay.join('');
+      }
+      sink.write(first);
+      streams.set(sink, performance.now());
+    });
+  }
+
+  /** An event: kept, written to every open stream, and posted to the webhook. */
+  private readonly publish: Publish = (type, fields) => {
     const event: ApiEvent = { type, time: new Date().toISOString(), ...fields };
     const data = JSON.stringify(event);
-    const frame = kept.append(data);
+    const frame = this.kept.append(data);
     const now = performance.now();
-    for (const sink of streams.keys()) {
+    for (const sink of this.streams.keys()) {
       sink.write(frame);
-      streams.set(sink, now);
+      this.streams.set(sink, now);
     }
     // Discord pings nobody, whatever the line holds (its escaping is the second guard)
-    webhook?.deliver(config.webhookFormat === 'discord'
+    this.webhook?.deliver(this.config.webhookFormat === 'discord'
       ? JSON.stringify({ content: describeEvent(event), allowed_mentions: { parse: [] } })
       : data);
   };
@@ -4603,18 +4680,18 @@ function createEvents(
    * Has these detectors look (`full`) or glance at the host, one check at a time; what is asked for meanwhile follows
    * the current check.
    */
-  const check = async (detectors: readonly Detector[], full: boolean): Promise<void> => {
+  private async check(detectors: readonly Detector[], full: boolean): Promise<void> {
     // a look asked for by a watch that has ended since (a glance's timer) asks nothing of the next one's detectors
     for (const detector of detectors) {
-      if (watching?.detectors.includes(detector)) due.set(detector, full || due.get(detector) === true);
+      if (this.watching?.detectors.includes(detector)) this.due.set(detector, full || this.due.get(detector) === true);
     }
-    if (checking) return;
-    checking = true;
+    if (this.checking) return;
+    this.checking = true;
     try {
-      while (due.size > 0 && watching !== undefined) {
-        const current = watching;
-        const now = due;
-        due = new Map();
+      while (this.due.size > 0 && this.watching !== undefined) {
+        const current = this.watching;
+        const now = this.due;
+        this.due = new Map();
         let failed: string | undefined;
         // each detector on its own: a log that cannot be read does not hide a whitelist change
         for (const [detector, look] of now) {
@@ -4628,41 +4705,58 @@ function createEvents(
         }
         // a fault is over once every detector has looked again (the pulse)
         if (failed !== undefined || (now.size === current.detectors.length && [...now.values()].every(Boolean))) {
-          fault(failed);
+          this.fault(failed);
         }
         current.looked(); // even a look that failed: streams wait for no file to come right
       }
     } finally {
-      checking = false;
+      this.checking = false;
     }
-  };
+  }
 
   /**
    * Twice a second: a look at the host, and the keep-alive comments that are due. One timer for all: every timer wakes
    * the daemon, and the wake-ups are what idle streams cost (docs/performance.md#live-events).
    */
-  const pulse = (): void => {
+  private pulse(): void {
     const now = performance.now();
-    for (const [sink, writtenAtMs] of streams) {
+    for (const [sink, writtenAtMs] of this.streams) {
       // due before the next pulse: no stream stays quiet longer than EVENT_KEEPALIVE_MS
       if (now - writtenAtMs < EVENT_KEEPALIVE_MS - WATCH_PULSE_MS) continue;
       sink.write(': keep-alive\n\n');
-      streams.set(sink, now);
+      this.streams.set(sink, now);
     }
-    void check(watching!.detectors, true);
-  };
+    void this.check(this.watching!.detectors, true);
+  }
 
   /** Watches, if it does not yet; resolves once the first look took the starting state. */
-  const startWatching = (): Promise<void> => {
-    clearTimeout(linger);
-    linger = undefined;
-    if (watching !== undefined) return watching.ready;
-    const gameDetector = detectGame(config, clock, game, presence, publish);
-    const backups: Detector = detectBackups(config, publish, () => void check([backups], true));
+  private startWatching(): Promise<void> {
+    clearTimeout(this.linger);
+    this.linger = undefined;
+    if (this.watching !== undefined) return this.watching.ready;
+    const { config, publish } = this;
+    const gameDetector = detectGame(config, this.clock, this.game, this.presence, publish);
+    const backups: Detector = detectBackups(config, publish, () => void this.check([backups], true));
     const detectors = [
       gameDetector, detectWhitelist(config, publish), ...detectModeration(config, publish), backups,
-      ...moreDetectors.map((make) => make(publish)),
+      ...this.moreDetectors.map((make) => make(publish)),
     ];
+    let looked = (): void => undefined;
+    const ready = new Promise<void>((resolve) => (looked = resolve));
+    this.watching = {
+      watchers: this.watchFolders(detectors),
+      pulse: setInterval(() => this.pulse(), WATCH_PULSE_MS),
+      detectors,
+      ready,
+      looked,
+    };
+    this.presence.listen(gameDetector.onPresence);
+    void this.check(detectors, true);
+    return ready;
+  }
+
+  /** One watcher per folder the detectors look at. */
+  private watchFolders(detectors: readonly Detector[]): fs.FSWatcher[] {
     const watchers: fs.FSWatcher[] = [];
     for (const dir of new Set(detectors.map((detector) => detector.dir))) {
       const inDir = detectors.filter((detector) => detector.dir === dir);
@@ -4672,7 +4766,7 @@ function createEvents(
         const glanceSoon = (): void => {
           glance ??= setTimeout(() => {
             glance = undefined;
-            void check(inDir, false);
+            void this.check(inDir, false);
           }, WATCH_COALESCE_MS);
         };
         watchers.push(fs.watch(dir, { persistent: false }, glanceSoon).on('error', () => undefined));
@@ -4680,83 +4774,20 @@ function createEvents(
         // a folder that does not exist (yet): the pulse looks at it instead
       }
     }
-    let looked = (): void => undefined;
-    const ready = new Promise<void>((resolve) => (looked = resolve));
-    watching = { watchers, pulse: setInterval(pulse, WATCH_PULSE_MS), detectors, ready, looked };
-    presence.listen(gameDetector.onPresence);
-    void check(detectors, true);
-    return ready;
-  };
+    return watchers;
+  }
 
-  const stopWatching = (): void => {
+  private stopWatching(): void {
+    const { watching } = this;
     if (watching === undefined) return;
     for (const watcher of watching.watchers) watcher.close();
     for (const detector of watching.detectors) detector.close?.();
-    due.clear();
+    this.due.clear();
     clearInterval(watching.pulse);
-    presence.listen(undefined);
-    watching = undefined;
-    kept.forget(); // what happens while nobody watches is not known: ids from before cannot be replayed
-  };
-
-  // with a webhook, every event from the start: the daemon listens once the starting state is taken
-  const ready = webhook === undefined ? Promise.resolve() : startWatching();
-
-  return {
-    open(request) {
-      if (request.keySent && !request.reveal) throw new HttpError(401, WRONG_KEY);
-      // docs/api.md#get-apievents: the last 8 slots are the key holder's,
-      // so that anonymous streams never keep the relay out
-      const open = streams.size + opening.size;
-      if (open >= (request.reveal ? EVENT_STREAMS_MAX : EVENT_STREAMS_MAX - EVENT_STREAMS_KEPT_FOR_KEY)) {
-        throw new HttpError(503, TOO_MANY_STREAMS);
-      }
-      // EventSource sends the header on a reconnect; clients that cannot send headers use the query
-      const header = request.req.headers['last-event-id'];
-      const lastId = typeof header === 'string'
-        ? header
-        : new URLSearchParams(request.search).get('lastEventId') ?? undefined;
-      return {
-        status: 200,
-        body: '',
-        headers: { 'Content-Type': EVENT_STREAM_TYPE, 'X-Accel-Buffering': 'no' },
-        // the stream's first bytes come once the starting state is taken: a change after them is an event
-        // (docs/api.md#get-apievents)
-        stream: (sink) => {
-          opening.add(sink);
-          sink.onClose(() => {
-            opening.delete(sink);
-            streams.delete(sink);
-            if (streams.size + opening.size === 0 && webhook === undefined) {
-              clearTimeout(linger);
-              linger = setTimeout(stopWatching, WATCH_LINGER_MS);
-            }
-          });
-          void startWatching().then(() => {
-            if (!opening.delete(sink)) return; // closed meanwhile
-            let first = `retry: ${EVENT_STREAM_RETRY_MS}\n\n`;
-            if (lastId !== undefined && lastId !== '') {
-              const replay = kept.replayAfter(lastId);
-              first += replay === undefined
-                ? sseFrame(JSON.stringify({ type: 'stream.reset', time: new Date().toISOString() }))
-                : replay.join('');
-            }
-            sink.write(first);
-            streams.set(sink, performance.now());
-          });
-        },
-      };
-    },
-    streamsOpen: () => streams.size + opening.size,
-    webhookDeliveries: () => webhook?.deliveries,
-    ready: () => ready,
-    close() {
-      clearTimeout(linger);
-      stopWatching();
-      for (const sink of [...streams.keys(), ...opening]) sink.end();
-      webhook?.close();
-    },
-  };
+    this.presence.listen(undefined);
+    this.watching = undefined;
+    this.kept.forget(); // what happens while nobody watches is not known: ids from before cannot be replayed
+  }
 }
 
 /**
@@ -5013,7 +5044,9 @@ interface Style {
 
 const nearestColour = (rgb: number): string => {
   const distance = (other: number): number =>
-    ((rgb >> 16) - (other >> 16)) ** 2 + (((rgb >> 8) & 255) - ((other >> 8) & 255)) ** 2 + ((rgb & 255) - (other & 255)) ** 2;
+    ((rgb >> 16) - (other >> 16)) ** 2
+    + (((rgb >> 8) & 255) - ((other >> 8) & 255)) ** 2
+    + ((rgb & 255) - (other & 255)) ** 2;
   let best = 0;
   MC_COLOUR_RGB.forEach((other, i) => (best = distance(other) < distance(MC_COLOUR_RGB[best]) ? i : best));
   return MC_COLOURS[best];
@@ -5031,8 +5064,10 @@ export function motdRuns(description: unknown): MotdRun[] {
     if (text === '' || room <= 0 || runs.length >= MOTD_MAX_RUNS) return;
     const kept = text.length > room ? text.slice(0, room) : text;
     chars += kept.length;
-    const classes = [style.colour === undefined ? '' : `mc-${style.colour}`, ...[...style.flags].sort().map((f) => `mc-${f}`)]
-      .filter((c) => c !== '').join(' ');
+    const classes = [
+      style.colour === undefined ? '' : `mc-${style.colour}`,
+      ...[...style.flags].sort().map((f) => `mc-${f}`),
+    ].filter((c) => c !== '').join(' ');
     const last = runs[runs.length - 1];
     if (last !== undefined && last.classes === classes) last.text += kept;
     else runs.push({ text: kept, classes });
@@ -5053,7 +5088,9 @@ export function motdRuns(description: unknown): MotdRun[] {
       const colour = '0123456789abcdef'.indexOf(code);
       if (colour !== -1 && code !== '') style = { colour: MC_COLOURS[colour], flags: new Set() };
       else if (code === 'r') style = { flags: new Set() };
-      else if (code in MC_STYLES) style = { ...style, flags: new Set([...style.flags, MC_STYLES[code as keyof typeof MC_STYLES]]) };
+      else if (code in MC_STYLES) {
+        style = { ...style, flags: new Set([...style.flags, MC_STYLES[code as keyof typeof MC_STYLES]]) };
+      }
       from = at + 2;
     }
     push(text.slice(from), style);
@@ -5068,7 +5105,9 @@ export function motdRuns(description: unknown): MotdRun[] {
     if (typeof component.color === 'string') {
       const named = MC_COLOURS.indexOf(component.color as typeof MC_COLOURS[number]);
       if (named !== -1) colour = MC_COLOURS[named];
-      else if (/^#[0-9a-fA-F]{6}$/.test(component.color)) colour = nearestColour(parseInt(component.color.slice(1), 16));
+      else if (/^#[0-9a-fA-F]{6}$/.test(component.color)) {
+        colour = nearestColour(parseInt(component.color.slice(1), 16));
+      }
     }
     const flags = new Set(inherited.flags);
     for (const [key, flag] of Object.entries(COMPONENT_STYLES)) {
@@ -5129,7 +5168,8 @@ function readStatusJson(text: string, latencyMs: number): PingAnswer | undefined
   }
   if (status === null || typeof status !== 'object' || Array.isArray(status)) return undefined;
   const { version, players, description, favicon } = status as Record<string, unknown>;
-  const count = (value: unknown): number => (Number.isSafeInteger(value) && (value as number) >= 0 ? value as number : 0);
+  const count = (value: unknown): number =>
+    (Number.isSafeInteger(value) && (value as number) >= 0 ? value as number : 0);
   const known = (value: unknown): Record<string, unknown> =>
     (value !== null && typeof value === 'object' ? value as Record<string, unknown> : {});
   const { name, protocol } = known(version);
@@ -5141,7 +5181,9 @@ function readStatusJson(text: string, latencyMs: number): PingAnswer | undefined
     },
     motd: motdRuns(description),
     players: { online: count(known(players).online), max: count(known(players).max) },
-    ...typeof favicon === 'string' && favicon.length <= FAVICON_MAX_CHARS && FAVICON_URL.test(favicon) ? { favicon } : {},
+    ...typeof favicon === 'string' && favicon.length <= FAVICON_MAX_CHARS && FAVICON_URL.test(favicon)
+      ? { favicon }
+      : {},
   };
 }
 
@@ -5258,15 +5300,19 @@ function pingLegacy(address: string, port: number, deadline: number): Promise<Pi
       if (data.length < 3) return undefined;
       const end = 3 + 2 * data.readUInt16BE(1);
       if (data.length < end) return undefined;
-      return readLegacyAnswer(Buffer.from(data.subarray(3, end)).swap16().toString('utf16le'), performance.now() - startedAt)
-        ?? null;
+      return readLegacyAnswer(
+        Buffer.from(data.subarray(3, end)).swap16().toString('utf16le'),
+        performance.now() - startedAt,
+      ) ?? null;
     });
 }
 
 /** Where the game listens (server.properties): `server-ip` (loopback when unset or a wildcard) and `server-port`. */
 function gameAddress(properties: Record<string, string>): { address: string; port: number } {
   const ip = properties['server-ip'] ?? '';
-  const port = /^\d{1,5}$/.test(properties['server-port'] ?? '') ? Number(properties['server-port']) : DEFAULT_GAME_PORT;
+  const port = /^\d{1,5}$/.test(properties['server-port'] ?? '')
+    ? Number(properties['server-port'])
+    : DEFAULT_GAME_PORT;
   return {
     address: ip === '' || ip === '0.0.0.0' || ip === '::' ? '127.0.0.1' : ip,
     port: port >= 1 && port <= 65_535 ? port : DEFAULT_GAME_PORT,
@@ -5446,9 +5492,14 @@ export function dateLines(lines: readonly DayLine[], lastDay: Date, lastSecondOf
   let after = lastSecondOfDay;
   for (let i = lines.length - 1; i >= 0; i--) {
     const { secondOfDay, meaning } = lines[i];
-    if (secondOfDay > after + HISTORY_LINE_SLACK_S) day = new Date(day.getFullYear(), day.getMonth(), day.getDate() - 1);
+    if (secondOfDay > after + HISTORY_LINE_SLACK_S) {
+      day = new Date(day.getFullYear(), day.getMonth(), day.getDate() - 1);
+    }
     after = secondOfDay;
-    dated[i] = { atMs: new Date(day.getFullYear(), day.getMonth(), day.getDate(), 0, 0, secondOfDay).getTime(), meaning };
+    dated[i] = {
+      atMs: new Date(day.getFullYear(), day.getMonth(), day.getDate(), 0, 0, secondOfDay).getTime(),
+      meaning,
+    };
   }
   return dated;
 }
@@ -5489,21 +5540,91 @@ export function countByMinute(
   return counts;
 }
 
+/** What the status page lists of lines in time order: the latest news, newest first, and the last run's bounds. */
+function recentLines(
+  lines: readonly TimedLine[],
+  withChat: boolean,
+): Pick<Timeline, 'recent' | 'lastStartMs' | 'lastStopMs'> {
+  const online = new Set<string>();
+  const recent: TimedLine[] = [];
+  let lastStartMs: number | undefined;
+  let lastStopMs: number | undefined;
+  for (const line of lines) {
+    const { meaning } = line;
+    if (meaning.type === 'session.started') {
+      online.clear();
+      lastStartMs = line.atMs;
+      lastStopMs = undefined;
+    } else if (meaning.type === 'server.stopping') lastStopMs ??= line.atMs;
+    // a join is logged twice (the login line, then the broadcast): once is news
+    const repeated = meaning.type === 'player.joined'
+      ? online.has(meaning.player)
+      : meaning.type === 'player.left' && !online.has(meaning.player);
+    if (repeated) continue;
+    if (meaning.type === 'player.joined') online.add(meaning.player);
+    if (meaning.type === 'player.left') online.delete(meaning.player);
+    if (meaning.type === 'player.chat' && !withChat) continue;
+    if (['player.joined', 'player.left', 'player.died', 'player.advancement', 'player.chat'].includes(meaning.type)) {
+      recent.unshift(line);
+      if (recent.length > RECENT_KEPT) recent.pop();
+    }
+  }
+  return { recent, lastStartMs, lastStopMs };
+}
+
 /**
  * History (docs/api.md#get-apiplayershistory), rebuilt from the logs: the archives of the last day read once each, and
  * latest.log's appends alone on each call. With STATE_DIRECTORY the counts are kept there too, once a minute, and stand
  * where the logs tell less (archives deleted, or a roll beyond the archive bounds).
  */
-function createHistory(config: Readonly<Config>, game: GameFinder, shared: SharedAnswers): History {
-  const logDir = path.dirname(latestLogPath(config));
-  const archives = new Map<string, { signature: string; lines: TimedLine[] }>();
-  let latest: { dev: number; ino: number; offset: number; lines: DayLine[] } | undefined;
-  const stateFile = config.stateDir === undefined ? undefined : path.join(config.stateDir, HISTORY_FILE);
-  let kept: Map<number, number> | undefined; // minute → count, from the state file
-  let savedMinute = -1;
-  const fault = createFaultLog('keeping the players history');
+class PlayersHistory implements History {
+  private readonly logDir: string;
+  private readonly archives = new Map<string, { signature: string; lines: TimedLine[] }>();
+  private latest: { dev: number; ino: number; offset: number; lines: DayLine[] } | undefined;
+  private readonly stateFile: string | undefined;
+  private kept: Map<number, number> | undefined; // minute → count, from the state file
+  private savedMinute = -1;
+  private readonly fault = createFaultLog('keeping the players history');
 
-  const readArchives = async (fromMs: number): Promise<TimedLine[]> => {
+  constructor(
+    private readonly config: Readonly<Config>,
+    private readonly game: GameFinder,
+    private readonly shared: SharedAnswers,
+  ) {
+    this.logDir = path.dirname(latestLogPath(config));
+    this.stateFile = config.stateDir === undefined ? undefined : path.join(config.stateDir, HISTORY_FILE);
+  }
+
+  history(): Promise<Reply> {
+    return this.shared('history', async () => {
+      const { counts, fromMs } = await this.timeline();
+      return jsonReply({ ok: true, step_s: 60, from: new Date(fromMs).toISOString(), counts });
+    });
+  }
+
+  async timeline(): Promise<Timeline> {
+    const nowMinute = Math.floor(Date.now() / MINUTE_MS);
+    const fromMs = (nowMinute - HISTORY_MINUTES + 1) * MINUTE_MS;
+    // in time order: an archive's run may be newer than a latest.log that was not written since (a copy put back)
+    const lines = [...await this.readArchives(fromMs), ...this.readLatest()]
+      .filter(({ atMs }) => atMs < (nowMinute + 1) * MINUTE_MS).sort((a, b) => a.atMs - b.atMs);
+    const counts = countByMinute(lines, fromMs, HISTORY_MINUTES, this.game.find() !== undefined);
+    const stored = this.readKept();
+    const first = Math.floor(fromMs / MINUTE_MS);
+    // what was kept was read from logs that may be gone since: where the logs now tell less, it stands
+    counts.forEach((count, i) => {
+      const keptCount = stored.get(first + i);
+      if (keptCount !== undefined && (count === null || keptCount > count)) counts[i] = keptCount;
+    });
+    for (let i = 0; i < counts.length; i++) if (counts[i] !== null) stored.set(first + i, counts[i]!);
+    for (const minute of stored.keys()) if (minute < first) stored.delete(minute);
+    this.save(fromMs, counts);
+    return { counts, fromMs, ...recentLines(lines, this.config.statusPageChat) };
+  }
+
+  /** The lines of the archives of the days from `fromMs` on, each archive read again only once it changed. */
+  private async readArchives(fromMs: number): Promise<TimedLine[]> {
+    const { logDir, archives } = this;
     let names: string[] = [];
     try {
       names = fs.readdirSync(logDir).filter((name) => ARCHIVE_NAME.test(name));
@@ -5514,7 +5635,11 @@ function createHistory(config: Readonly<Config>, game: GameFinder, shared: Share
     const firstDay = new Date(oldestDay.getFullYear(), oldestDay.getMonth(), oldestDay.getDate()).getTime();
     const wanted = names.map((name) => {
       const [, year, month, day] = ARCHIVE_NAME.exec(name)!;
-      return { name, day: new Date(Number(year), Number(month) - 1, Number(day)), n: Number(/-(\d+)\.log\.gz$/.exec(name)![1]) };
+      return {
+        name,
+        day: new Date(Number(year), Number(month) - 1, Number(day)),
+        n: Number(/-(\d+)\.log\.gz$/.exec(name)![1]),
+      };
     }).filter(({ day }) => day.getTime() >= firstDay)
       .sort((a, b) => b.day.getTime() - a.day.getTime() || b.n - a.n)
       .slice(0, ARCHIVE_MAX_FILES);
@@ -5540,22 +5665,25 @@ function createHistory(config: Readonly<Config>, game: GameFinder, shared: Share
     }
     for (const name of archives.keys()) if (!wanted.some((w) => w.name === name)) archives.delete(name);
     return lines.flat();
-  };
+  }
 
   /** latest.log's lines, reading what was appended since the last call (the whole file once, up to 64 MiB). */
-  const readLatest = (): TimedLine[] => {
+  private readLatest(): TimedLine[] {
     let fd: number;
     let stat: fs.Stats;
     try {
-      ({ fd, stat } = openRegularFileSync(latestLogPath(config), 'latest.log'));
+      ({ fd, stat } = openRegularFileSync(latestLogPath(this.config), 'latest.log'));
     } catch {
-      latest = undefined;
+      this.latest = undefined;
       return [];
     }
+    let { latest } = this;
     try {
       if (latest === undefined || latest.dev !== stat.dev || latest.ino !== stat.ino || stat.size < latest.offset) {
         // a new file (a roll: the old one is an archive now), or one truncated: from the top
-        latest = { dev: stat.dev, ino: stat.ino, offset: Math.max(0, stat.size - HISTORY_LOG_MAX_BYTES), lines: [] };
+        this.latest = latest = {
+          dev: stat.dev, ino: stat.ino, offset: Math.max(0, stat.size - HISTORY_LOG_MAX_BYTES), lines: [],
+        };
         if (latest.offset > 0) {
           // the first line from there is cut: skip to the next one
           const probe = Buffer.alloc(LOG_LINE_MAX_BYTES);
@@ -5586,90 +5714,50 @@ function createHistory(config: Readonly<Config>, game: GameFinder, shared: Share
     const modified = stat.mtime;
     const secondOfDay = modified.getHours() * 3600 + modified.getMinutes() * 60 + modified.getSeconds();
     return dateLines(latest.lines, modified, secondOfDay);
-  };
+  }
 
-  const readKept = (): Map<number, number> => {
-    if (kept !== undefined || stateFile === undefined) return kept ?? new Map();
-    kept = new Map();
+  /** The counts of the state file, read once: minute → count. */
+  private readKept(): Map<number, number> {
+    if (this.kept !== undefined || this.stateFile === undefined) return this.kept ?? new Map();
+    const kept = new Map<number, number>();
+    this.kept = kept;
     try {
-      const stored = JSON.parse(readSmallFileSync(stateFile).toString('utf8')) as { from?: unknown; counts?: unknown };
+      const stored = JSON.parse(readSmallFileSync(this.stateFile).toString('utf8')) as {
+        from?: unknown;
+        counts?: unknown;
+      };
       const first = Math.floor(Date.parse(String(stored.from)) / MINUTE_MS);
       if (Number.isFinite(first) && Array.isArray(stored.counts)) {
         stored.counts.forEach((count, i) => {
-          if (Number.isSafeInteger(count) && count >= 0) kept!.set(first + i, count);
+          if (Number.isSafeInteger(count) && count >= 0) kept.set(first + i, count);
         });
       }
     } catch {
       // none yet, or unreadable: the logs alone
     }
     return kept;
-  };
+  }
 
-  const save = (fromMs: number, counts: ReadonlyArray<number | null>): void => {
+  /** Writes the counts to the state file, once a minute at most. */
+  private save(fromMs: number, counts: ReadonlyArray<number | null>): void {
+    const { stateFile } = this;
     if (stateFile === undefined) return;
     const minute = Math.floor(Date.now() / MINUTE_MS);
-    if (minute === savedMinute) return;
-    savedMinute = minute;
+    if (minute === this.savedMinute) return;
+    this.savedMinute = minute;
     try {
       // a new file each time, renamed over the last: a crash mid-write leaves the previous minute's whole
       const temp = `${stateFile}.tmp-${process.pid}`;
-      fs.writeFileSync(temp, JSON.stringify({ step_s: 60, from: new Date(fromMs).toISOString(), counts }), { mode: 0o600 });
+      const counted = JSON.stringify({ step_s: 60, from: new Date(fromMs).toISOString(), counts });
+      fs.writeFileSync(temp, counted, { mode: 0o600 });
       fs.renameSync(temp, stateFile);
-      fault(undefined);
+      this.fault(undefined);
     } catch (err) {
-      fault(describeError(err));
+      this.fault(describeError(err));
     }
-  };
-
-  const timeline = async (): Promise<Timeline> => {
-    const nowMinute = Math.floor(Date.now() / MINUTE_MS);
-    const fromMs = (nowMinute - HISTORY_MINUTES + 1) * MINUTE_MS;
-    // in time order: an archive's run may be newer than a latest.log that was not written since (a copy put back)
-    const lines = [...await readArchives(fromMs), ...readLatest()]
-      .filter(({ atMs }) => atMs < (nowMinute + 1) * MINUTE_MS).sort((a, b) => a.atMs - b.atMs);
-    const counts = countByMinute(lines, fromMs, HISTORY_MINUTES, game.find() !== undefined);
-    const stored = readKept();
-    const first = Math.floor(fromMs / MINUTE_MS);
-    // what was kept was read from logs that may be gone since: where the logs now tell less, it stands
-    counts.forEach((count, i) => {
-      const keptCount = stored.get(first + i);
-      if (keptCount !== undefined && (count === null || keptCount > count)) counts[i] = keptCount;
-    });
-    for (let i = 0; i < counts.length; i++) if (counts[i] !== null) stored.set(first + i, counts[i]!);
-    for (const minute of stored.keys()) if (minute < first) stored.delete(minute);
-    save(fromMs, counts);
-    const online = new Set<string>();
-    const recent: TimedLine[] = [];
-    let lastStartMs: number | undefined;
-    let lastStopMs: number | undefined;
-    for (const line of lines) {
-      const { meaning } = line;
-      if (meaning.type === 'session.started') {
-        online.clear();
-        lastStartMs = line.atMs;
-        lastStopMs = undefined;
-      } else if (meaning.type === 'server.stopping') lastStopMs ??= line.atMs;
-      // a join is logged twice (the login line, then the broadcast): once is news
-      if (meaning.type === 'player.joined' ? online.has(meaning.player) : meaning.type === 'player.left' && !online.has(meaning.player)) continue;
-      if (meaning.type === 'player.joined') online.add(meaning.player);
-      if (meaning.type === 'player.left') online.delete(meaning.player);
-      if (meaning.type === 'player.chat' && !config.statusPageChat) continue;
-      if (['player.joined', 'player.left', 'player.died', 'player.advancement', 'player.chat'].includes(meaning.type)) {
-        recent.unshift(line);
-        if (recent.length > RECENT_KEPT) recent.pop();
-      }
-    }
-    return { counts, fromMs, recent, lastStartMs, lastStopMs };
-  };
-
-  return {
-    history: () => shared('history', async () => {
-      const { counts, fromMs } = await timeline();
-      return jsonReply({ ok: true, step_s: 60, from: new Date(fromMs).toISOString(), counts });
-    }),
-    timeline,
-  };
+  }
 }
+
 
 const HISTORY_ROUTE: RouteAbout = {
   summary: 'Players online over the last 24 hours',
@@ -5714,7 +5802,9 @@ section { background: var(--card); border: 1px solid var(--line); border-radius:
 h2 { margin: 0 0 .5rem; font-size: 1.125rem; }
 .state { font-size: 1.25rem; font-weight: 600; margin: 0 0 .5rem; display: flex; align-items: center; gap: .5rem; }
 .state::before { content: ""; width: .9rem; height: .9rem; border-radius: 50%; background: currentColor; }
-.state-up { color: var(--up); } .state-down { color: var(--down); } .state-starting, .state-stopping { color: var(--starting); }
+.state-up { color: var(--up); }
+.state-down { color: var(--down); }
+.state-starting, .state-stopping { color: var(--starting); }
 dl { display: grid; grid-template-columns: max-content 1fr; gap: .25rem 1rem; margin: 0; }
 dt { color: var(--muted); } dd { margin: 0; overflow-wrap: anywhere; }
 ul, ol { margin: 0; padding: 0; list-style: none; }
@@ -5729,11 +5819,16 @@ svg { display: block; width: 100%; height: 8rem; background: var(--bg); border-r
 .axis { display: flex; justify-content: space-between; color: var(--muted); font-size: .875rem; }
 footer { color: var(--muted); font-size: .875rem; padding-bottom: 1.5rem; }
 a { color: var(--accent); }
-.visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
+.visually-hidden {
+  position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap;
+}
 .mc-black { color: #9a9a9a; } .mc-dark_blue { color: #8c8cff; } .mc-dark_green { color: #3cc04c; }
 .mc-dark_aqua { color: #2fc4c4; } .mc-dark_red { color: #ff6b6b; } .mc-dark_purple { color: #d77bff; }
 .mc-gold { color: #ffaa00; } .mc-gray { color: #aaaaaa; } .mc-dark_gray { color: #9a9a9a; } .mc-blue { color: #8c8cff; }
-.mc-green { color: #55ff55; } .mc-aqua { color: #55ffff; } .mc-red { color: #ff5555; } .mc-light_purple { color: #ff55ff; }
+.mc-green { color: #55ff55; }
+.mc-aqua { color: #55ffff; }
+.mc-red { color: #ff5555; }
+.mc-light_purple { color: #ff55ff; }
 .mc-yellow { color: #ffff55; } .mc-white { color: #ffffff; }
 .mc-b { font-weight: 700; } .mc-i { font-style: italic; } .mc-u { text-decoration: underline; }
 .mc-s { text-decoration: line-through; } .mc-u.mc-s { text-decoration: underline line-through; }
@@ -5820,11 +5915,21 @@ const STATUS_PAGE_SCRIPT = `'use strict';
       case 'server.started': players.clear(); showPlayers(); setState('starting', 'Starting'); break;
       case 'server.ready': setState('up', 'Up and ready'); break;
       case 'server.stopping': setState('stopping', 'Stopping'); break;
-      case 'server.stopped': players.clear(); showPlayers(); setState('down', event.crashed ? 'Down (it crashed or was killed)' : 'Down'); break;
-      case 'player.joined': players.add(event.player); showPlayers(); tell(event, event.player + ' joined the game'); void redrawChart(); break;
-      case 'player.left': players.delete(event.player); showPlayers(); tell(event, event.player + ' left the game'); void redrawChart(); break;
+      case 'server.stopped':
+        players.clear();
+        showPlayers();
+        setState('down', event.crashed ? 'Down (it crashed or was killed)' : 'Down');
+        break;
+      case 'player.joined':
+        players.add(event.player); showPlayers(); tell(event, event.player + ' joined the game');
+        void redrawChart(); break;
+      case 'player.left':
+        players.delete(event.player); showPlayers(); tell(event, event.player + ' left the game');
+        void redrawChart(); break;
       case 'player.died': tell(event, event.message); break;
-      case 'player.advancement': tell(event, event.player + ' ' + VERBS[event.kind] + ' [' + event.advancement + ']'); break;
+      case 'player.advancement':
+        tell(event, event.player + ' ' + VERBS[event.kind] + ' [' + event.advancement + ']');
+        break;
       case 'player.chat': if (chat) tell(event, '<' + event.player + '> ' + event.text); break;
     }
   };
@@ -5967,11 +6072,14 @@ function createStatusPage(
       : stopping ? ['stopping', 'Stopping']
         : state.ready ? ['up', 'Up and ready'] : ['starting', 'Starting'];
     let since: string;
-    if (running !== undefined) since = `<dt>Running since</dt><dd>${timeHtml(clock.startedAtMs(running.startTicks))}</dd>`;
-    else if (timeline.lastStopMs !== undefined) since = `<dt>Stopped</dt><dd>${timeHtml(timeline.lastStopMs)}</dd>`;
-    else if (timeline.lastStartMs !== undefined) {
+    if (running !== undefined) {
+      since = `<dt>Running since</dt><dd>${timeHtml(clock.startedAtMs(running.startTicks))}</dd>`;
+    } else if (timeline.lastStopMs !== undefined) {
+      since = `<dt>Stopped</dt><dd>${timeHtml(timeline.lastStopMs)}</dd>`;
+    } else if (timeline.lastStartMs !== undefined) {
       const written = fs.statSync(latestLogPath(config), { throwIfNoEntry: false })?.mtimeMs ?? timeline.lastStartMs;
-      since = `<dt>Stopped</dt><dd>without shutting down (a crash, or killed); last log entry ${timeHtml(written)}</dd>`;
+      since = '<dt>Stopped</dt><dd>without shutting down (a crash, or killed); '
+        + `last log entry ${timeHtml(written)}</dd>`;
     } else since = '';
     const known = timeline.counts.filter((count): count is number => count !== null);
     const peak = Math.max(1, ...known);
@@ -6009,7 +6117,8 @@ ${since}
 <ul id="players">${players.map((player) => {
     const head = avatarFor(player);
     return `<li data-name="${escapeHtml(player)}">${head === undefined ? ''
-      : `<img src="${escapeHtml(head)}" alt="" width="${AVATAR_SIZE_PX}" height="${AVATAR_SIZE_PX}">`}${escapeHtml(player)}</li>`;
+      : `<img src="${escapeHtml(head)}" alt="" width="${AVATAR_SIZE_PX}" height="${AVATAR_SIZE_PX}">`}`
+      + `${escapeHtml(player)}</li>`;
   }).join('')}</ul>
 <p id="nobody"${players.length > 0 ? ' hidden' : ''}>Nobody is online.</p>
 </section>
@@ -6019,7 +6128,9 @@ ${since}
 <svg viewBox="0 0 ${HISTORY_MINUTES} ${CHART_HEIGHT}" preserveAspectRatio="none" role="img" aria-labelledby="chart-title chart-desc">
 <title id="chart-title">Players online over the last 24 hours, one point a minute</title>
 <desc id="chart-desc">${known.length === 0 ? 'Nothing is known of the last 24 hours.'
-      : `At most ${Math.max(...known)} players at once${peakAt === -1 ? '' : `, last at ${timeHtml(timeline.fromMs + peakAt * MINUTE_MS).replace(/<[^>]*>/g, '')}`}.`}</desc>
+      : `At most ${Math.max(...known)} players at once${peakAt === -1
+        ? ''
+        : `, last at ${timeHtml(timeline.fromMs + peakAt * MINUTE_MS).replace(/<[^>]*>/g, '')}`}.`}</desc>
 <path id="chart-line" class="chart-line" d="${chartPath(timeline.counts, peak)}"/>
 </svg>
 <figcaption class="axis"><span>24 hours ago</span><span>top: <span id="chart-peak">${peak}</span> players</span><span>now</span></figcaption>
@@ -6037,7 +6148,12 @@ ${since}
 </body>
 </html>
 `;
-    return { status: 200, body: html, type: HTML_TYPE, headers: { 'Content-Security-Policy': policy, 'Referrer-Policy': 'no-referrer' } };
+    return {
+      status: 200,
+      body: html,
+      type: HTML_TYPE,
+      headers: { 'Content-Security-Policy': policy, 'Referrer-Policy': 'no-referrer' },
+    };
   };
 
   return { render };
@@ -6074,70 +6190,76 @@ export function formatLabels(labels: Record<string, string>): string {
   return pairs.length === 0 ? '' : `{${pairs.join(',')}}`;
 }
 
+/** One metric family in the text format: its HELP and TYPE lines, then its samples; none without samples. */
+type WriteFamily = (
+  name: string,
+  type: 'gauge' | 'counter',
+  help: string,
+  samples: Array<[Record<string, string>, number]>,
+) => void;
+
+/** What `read` returns, or undefined when it throws: a file that cannot be read leaves its samples out. */
+function readIfKnown<T>(read: () => T): T | undefined {
+  try {
+    return read();
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * GET /metrics (docs/api.md#get-metrics): what the routes show, for a scraper. A value that cannot be known is left
  * out, never 0: with the game stopped the minecraft_process_* samples, with no archive the minecraft_backup_last_*
  * ones. Its cost does not grow with the log (presence parses appends only) or the backup folder (listed again only
  * when the folder changes).
  */
-function createMetrics(
-  config: Readonly<Config>,
-  clock: Clock,
-  game: GameFinder,
-  presence: Presence,
-  events: Pick<Events, 'streamsOpen' | 'webhookDeliveries'>,
-  shared: SharedAnswers,
-  readiness: Pick<Readiness, 'check'>,
-): Metrics {
-  const requests = new Map<string, number>();
-  const daemonStartSeconds = clock.startTimeSeconds(
-    parseProcStat(process.pid, readProcText('/proc/self/stat', 4096)).startTicks,
-  );
-  let backups: { signature: string; count: number; newest: BackupEntry | undefined } | undefined;
+class MetricsExporter implements Metrics {
+  private readonly requests = new Map<string, number>();
+  private readonly daemonStartSeconds: number;
+  private backups: { signature: string; count: number; newest: BackupEntry | undefined } | undefined;
 
-  const backupSummary = (): { count: number; newest: BackupEntry | undefined } | undefined => {
-    const signature = settledSignature(config.backupDir);
-    if (signature === '' || signature !== backups?.signature) {
-      let listing: BackupEntry[];
-      try {
-        listing = listBackups(config.backupDir);
-      } catch {
-        backups = undefined;
-        return undefined;
-      }
-      backups = { signature, count: listing.length, newest: listing[0] };
-      return backups;
-    }
-    // the folder is as it was, but its newest archive may still be growing
-    const newest = backups.newest === undefined
-      ? undefined
-      : fs.statSync(path.join(config.backupDir, backups.newest.name), { throwIfNoEntry: false });
-    if (backups.newest !== undefined && newest?.isFile()) {
-      Object.assign(backups.newest, { bytes: newest.size, created: new Date(newest.mtimeMs).toISOString() });
-    }
-    return backups;
-  };
+  constructor(
+    private readonly config: Readonly<Config>,
+    private readonly clock: Clock,
+    private readonly game: GameFinder,
+    private readonly presence: Presence,
+    private readonly events: Pick<Events, 'streamsOpen' | 'webhookDeliveries'>,
+    private readonly shared: SharedAnswers,
+    private readonly readiness: Pick<Readiness, 'check'>,
+  ) {
+    this.daemonStartSeconds = clock.startTimeSeconds(
+      parseProcStat(process.pid, readProcText('/proc/self/stat', 4096)).startTicks,
+    );
+  }
 
-  const render = async (): Promise<string> => {
+  scrape(): Promise<Reply> {
+    return this.shared('metrics', async () => ({ status: 200, body: await this.render(), type: METRICS_TYPE }));
+  }
+
+  count(route: string | undefined, method: string | undefined, status: number): void {
+    const key =
+      `${route ?? 'other'} ${method !== undefined && KNOWN_METHODS.has(method) ? method : 'other'} ${status}`;
+    this.requests.set(key, (this.requests.get(key) ?? 0) + 1);
+  }
+
+  private async render(): Promise<string> {
     const out: string[] = [];
-    const family = (
-      name: string,
-      type: 'gauge' | 'counter',
-      help: string,
-      samples: Array<[Record<string, string>, number]>,
-    ): void => {
+    const family: WriteFamily = (name, type, help, samples) => {
       if (samples.length === 0) return;
       out.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`);
       for (const [labels, value] of samples) out.push(`${name}${formatLabels(labels)} ${value}`);
     };
-    const known = <T>(read: () => T): T | undefined => {
-      try {
-        return read();
-      } catch {
-        return undefined;
-      }
-    };
-    const running = game.find();
+    await this.renderGame(family);
+    this.renderLog(family);
+    this.renderFiles(family);
+    this.renderDaemon(family);
+    return `${out.join('\n')}\n`;
+  }
+
+  /** The game's process, its players and its answer to the ping. */
+  private async renderGame(family: WriteFamily): Promise<void> {
+    const { presence } = this;
+    const running = this.game.find();
     const stat = running === undefined ? undefined : readProcStat(running.pid);
     let players: string[] = [];
     if (running !== undefined) {
@@ -6149,19 +6271,14 @@ function createMetrics(
         players = []; // an unreadable log: nobody is known to be online
       }
     }
-    const maxPlayers = Number(known(() => readServerProperties(config))?.['max-players']);
-    const whitelist = known(() => readWhitelist(config));
-    const banned = known(() => readModerationList(config, 'banned'));
-    const ops = known(() => readModerationList(config, 'ops'));
-    const version = readGameVersion(config);
-    const archives = backupSummary();
+    const maxPlayers = Number(readIfKnown(() => readServerProperties(this.config))?.['max-players']);
 
     family('minecraft_up', 'gauge', 'Whether the game server\'s Java process runs (1) or not (0).',
       [[{}, running === undefined ? 0 : 1]]);
     if (running !== undefined && stat !== undefined) {
       family('minecraft_process_start_time_seconds', 'gauge',
         'When the game server\'s Java process started, in seconds since the Unix epoch.',
-        [[{}, clock.startTimeSeconds(running.startTicks)]]);
+        [[{}, this.clock.startTimeSeconds(running.startTicks)]]);
       family('minecraft_process_resident_memory_bytes', 'gauge',
         'Resident memory of the game server\'s Java process in bytes.', [[{}, running.residentBytes]]);
       family('minecraft_process_cpu_seconds_total', 'counter',
@@ -6171,7 +6288,7 @@ function createMetrics(
     family('minecraft_players_online', 'gauge', 'Players online, from the join and leave lines of latest.log.',
       [[{}, players.length]]);
     // docs/api.md#get-metrics: the game's own answer to the ping wins (a plugin may change its slots), else the file
-    const pinged = running === undefined ? undefined : await readiness.check();
+    const pinged = running === undefined ? undefined : await this.readiness.check();
     const slots = pinged?.answer?.players.max ?? maxPlayers;
     if (Number.isInteger(slots)) {
       family('minecraft_players_max', 'gauge',
@@ -6187,8 +6304,11 @@ function createMetrics(
     }
     family('minecraft_player_online', 'gauge', 'One sample of 1 for each player online.',
       players.map((player): [Record<string, string>, number] => [{ player }, 1]));
-    // what latest.log told since the daemon started (docs/api.md#get-metrics), as the read above left it
-    const told = presence.counts();
+  }
+
+  /** What latest.log told since the daemon started (docs/api.md#get-metrics), as the game's read left it. */
+  private renderLog(family: WriteFamily): void {
+    const told = this.presence.counts();
     family('minecraft_chat_messages_total', 'counter', 'Chat lines of players online.', [[{}, told.chat]]);
     family('minecraft_player_deaths_total', 'counter', 'Death messages of players online.', [[{}, told.deaths]]);
     family('minecraft_advancements_total', 'counter', 'Advancements (and achievements) made by players online.',
@@ -6199,10 +6319,20 @@ function createMetrics(
       [[{}, told.ticksBehind]]);
     family('gameserver_api_log_unread_bytes', 'gauge',
       'Bytes of latest.log the daemon has not read yet: how far behind the log its answers are.',
-      [[{}, presence.unreadBytes()]]);
+      [[{}, this.presence.unreadBytes()]]);
     family('gameserver_api_log_backlog_bytes_total', 'counter',
       'Bytes of latest.log read for presence alone, in backlogs over 16 MiB: their chat and deaths were not counted.',
       [[{}, told.backlogBytes]]);
+  }
+
+  /** The game's lists, its version and the backup folder. */
+  private renderFiles(family: WriteFamily): void {
+    const { config } = this;
+    const whitelist = readIfKnown(() => readWhitelist(config));
+    const banned = readIfKnown(() => readModerationList(config, 'banned'));
+    const ops = readIfKnown(() => readModerationList(config, 'ops'));
+    const version = readGameVersion(config);
+    const archives = this.backupSummary();
     if (whitelist !== undefined) {
       family('minecraft_whitelist_players', 'gauge', 'Entries of whitelist.json.', [[{}, whitelist.length]]);
     }
@@ -6223,17 +6353,21 @@ function createMetrics(
           [[{}, archives.newest.bytes]]);
       }
     }
+  }
+
+  /** The daemon: its build, its requests, its streams and webhook, and its process. */
+  private renderDaemon(family: WriteFamily): void {
     family('gameserver_api_build_info', 'gauge', 'The gameserver-api version, as a label.',
       [[{ version: VERSION }, 1]]);
     family('gameserver_api_http_requests_total', 'counter',
       'HTTP responses by route (the table\'s path, or other), method and status.',
-      [...requests].sort().map(([key, value]): [Record<string, string>, number] => {
+      [...this.requests].sort().map(([key, value]): [Record<string, string>, number] => {
         const [route, method, code] = key.split(' ');
         return [{ route, method, code }, value];
       }));
     family('gameserver_api_event_streams', 'gauge', 'Event streams open (GET /api/events), of 64 at most.',
-      [[{}, events.streamsOpen()]]);
-    const deliveries = events.webhookDeliveries();
+      [[{}, this.events.streamsOpen()]]);
+    const deliveries = this.events.webhookDeliveries();
     if (deliveries !== undefined) {
       family('gameserver_api_webhook_deliveries_total', 'counter',
         'Webhook attempts by outcome: delivered (a 2xx status), failed, retried, dropped (given up or crowded out).',
@@ -6245,24 +6379,39 @@ function createMetrics(
     family('process_resident_memory_bytes', 'gauge', 'Resident memory size in bytes.',
       [[{}, process.memoryUsage.rss()]]);
     family('process_start_time_seconds', 'gauge', 'Start time of the process since unix epoch in seconds.',
-      [[{}, daemonStartSeconds]]);
+      [[{}, this.daemonStartSeconds]]);
     family('process_open_fds', 'gauge', 'Number of open file descriptors.',
       [[{}, fs.readdirSync('/proc/self/fd').length]]);
     const maxFds = Number(readProcText('/proc/self/limits', 4096).match(/^Max open files\s+(\d+)/m)?.[1]);
     if (Number.isInteger(maxFds)) {
       family('process_max_fds', 'gauge', 'Maximum number of open file descriptors.', [[{}, maxFds]]);
     }
-    return `${out.join('\n')}\n`;
-  };
+  }
 
-  return {
-    scrape: () => shared('metrics', async () => ({ status: 200, body: await render(), type: METRICS_TYPE })),
-    count(route, method, status) {
-      const key =
-        `${route ?? 'other'} ${method !== undefined && KNOWN_METHODS.has(method) ? method : 'other'} ${status}`;
-      requests.set(key, (requests.get(key) ?? 0) + 1);
-    },
-  };
+  /** The backup folder's count and newest archive, listed again only once the folder changed. */
+  private backupSummary(): { count: number; newest: BackupEntry | undefined } | undefined {
+    const { config, backups } = this;
+    const signature = settledSignature(config.backupDir);
+    if (signature === '' || signature !== backups?.signature) {
+      let listing: BackupEntry[];
+      try {
+        listing = listBackups(config.backupDir);
+      } catch {
+        this.backups = undefined;
+        return undefined;
+      }
+      this.backups = { signature, count: listing.length, newest: listing[0] };
+      return this.backups;
+    }
+    // the folder is as it was, but its newest archive may still be growing
+    const newest = backups.newest === undefined
+      ? undefined
+      : fs.statSync(path.join(config.backupDir, backups.newest.name), { throwIfNoEntry: false });
+    if (backups.newest !== undefined && newest?.isFile()) {
+      Object.assign(backups.newest, { bytes: newest.size, created: new Date(newest.mtimeMs).toISOString() });
+    }
+    return backups;
+  }
 }
 
 const METRICS_ROUTE: RouteAbout = {
@@ -6850,35 +6999,46 @@ function reloadTlsOnChange(server: ReturnType<typeof createHttpsServer>, files: 
  * The node:http server of a daemon: dispatch from the route table, one place that writes every response, and the
  * bounds that keep slow or hostile clients from holding the daemon's memory (docs/api.md#limits-and-protection).
  */
-function createHttpServer(
-  config: Readonly<Config>,
-  routes: readonly Route[],
-  features: Features,
-  replies: ReplyBudget,
-): Server {
+class ApiServer {
+  readonly server: Server;
   // path → method → route. A duplicate is a programming error: fail at once, like Go's ServeMux.
-  const table = new Map<string, Map<string, Route>>();
-  for (const route of routes) {
-    const byMethod = table.get(route.path) ?? new Map<string, Route>();
-    if (byMethod.has(route.method)) throw new Error(`duplicate route ${route.method} ${route.path}`);
-    table.set(route.path, byMethod.set(route.method, route));
-  }
+  private readonly table = new Map<string, Map<string, Route>>();
   // path → the Allow list of 405 and of the preflight, worked out once; and every method of the API, for CONNECT
-  const allowByPath = new Map([...table].map(([pathname, byMethod]) => [pathname, allowHeader(byMethod.keys())]));
-  const allowAny = allowHeader(routes.map((r) => r.method));
-  const { metrics } = features;
+  private readonly allowByPath: Map<string, string>;
+  private readonly allowAny: string;
+  private readonly connections = createConnectionQueue(
+    (req, res, expectsContinue) => this.handle(req, res, expectsContinue),
+  );
+
+  constructor(
+    private readonly config: Readonly<Config>,
+    routes: readonly Route[],
+    private readonly features: Features,
+    private readonly replies: ReplyBudget,
+  ) {
+    const { table } = this;
+    for (const route of routes) {
+      const byMethod = table.get(route.path) ?? new Map<string, Route>();
+      if (byMethod.has(route.method)) throw new Error(`duplicate route ${route.method} ${route.path}`);
+      table.set(route.path, byMethod.set(route.method, route));
+    }
+    this.allowByPath = new Map([...table].map(([pathname, byMethod]) => [pathname, allowHeader(byMethod.keys())]));
+    this.allowAny = allowHeader(routes.map((r) => r.method));
+    this.server = this.buildServer();
+  }
 
   /** Finds the route for a request and runs it; every failure is thrown as an HttpError. */
-  const dispatch = (
+  private dispatch(
     req: IncomingMessage,
     res: ServerResponse,
     { path: known, search, route }: Match,
     expectsContinue: boolean,
-  ): Reply | Promise<Reply> => {
+  ): Reply | Promise<Reply> {
+    const { config } = this;
     // Node 20 answers a missing Host on its own with a bare 400 (requireHostHeader is off); Node 18 not at all
     if (req.httpVersion === '1.1' && !hasHostHeader(req)) throw new HttpError(400, 'Bad request');
     if (known === undefined) throw new HttpError(404, NOT_FOUND);
-    const allow = allowByPath.get(known)!;
+    const allow = this.allowByPath.get(known)!;
     if (req.method === 'OPTIONS') return preflight(allow);
     if (route === undefined) throw new HttpError(405, methodNotAllowed(allow), { Allow: allow });
     const key = sentKey(req) ?? (route.basicAuth === true ? basicAuthPassword(req) : undefined);
@@ -6890,38 +7050,39 @@ function createHttpServer(
       }
       if (!reveal) throw new HttpError(401, UNAUTHORIZED, expectsContinue ? { Connection: 'close' } : {});
     }
-    if (replies.isSpent()) throw busy();
+    if (this.replies.isSpent()) throw busy();
     let continued = !expectsContinue;
     const allowBody = (): void => {
       // 100 Continue only once the key is known good: a client without it never gets to send its body
       if (!continued) res.writeContinue();
       continued = true;
     };
-    return route.handle(features, { req, search, reveal, keySent: key !== undefined && key !== '', allowBody });
-  };
+    return route.handle(this.features, { req, search, reveal, keySent: key !== undefined && key !== '', allowBody });
+  }
 
   /** The one place a response is written: every reply carries the same headers. `client` is set for writes. */
-  const send = (
+  private send(
     req: IncomingMessage,
     res: ServerResponse,
     match: Match,
     reply: Reply,
     client: string | undefined,
-  ): void => {
+  ): void {
+    const { replies } = this;
     const length = typeof reply.body === 'string' ? Buffer.byteLength(reply.body) : reply.body.length;
     // a large reply made while others filled the budget is not written after them
     if (length > SMALL_REPLY_BYTES && replies.isSpent()) {
-      return send(req, res, match, errorReply(503, BUSY, { 'Retry-After': '1' }), client);
+      return this.send(req, res, match, errorReply(503, BUSY, { 'Retry-After': '1' }), client);
     }
     const { status, body, headers } = reply;
     const { route } = match;
-    metrics.count(match.path, req.method, status);
-    if (reply.stream !== undefined) return openStream(req, res, reply.stream, headers);
+    this.features.metrics.count(match.path, req.method, status);
+    if (reply.stream !== undefined) return this.openStream(req, res, reply.stream, headers);
     const list = [...COMMON_HEADERS];
     if (status !== 204) list.push('Content-Type', reply.type ?? JSON_TYPE, 'Content-Length', String(length));
     if (headers !== undefined) for (const name in headers) list.push(name, headers[name]);
     // once the daemon stops listening, no connection is kept for a next request
-    if (!server.listening && headers?.Connection === undefined) list.push('Connection', 'close');
+    if (!this.server.listening && headers?.Connection === undefined) list.push('Connection', 'close');
     res.writeHead(status, list);
     res.end(status === 204 ? undefined : body);
     // one line per write: time, client, route, outcome; never the key
@@ -6940,21 +7101,21 @@ function createHttpServer(
         clearTimeout(deadline);
       });
     }
-  };
+  }
 
   /** An event stream: the common headers and the stream's own, no length; the stream writes from then on. */
-  const openStream = (
+  private openStream(
     req: IncomingMessage,
     res: ServerResponse,
     stream: (sink: StreamSink) => void,
     headers: Record<string, string> = {},
-  ): void => {
+  ): void {
     const list = [...COMMON_HEADERS];
     for (const name in headers) list.push(name, headers[name]);
     res.writeHead(200, list);
     if (req.method === 'HEAD') return void res.end();
     // the stream is its connection's last answer: nothing sent after it is answered (docs/api.md#get-apievents)
-    streamBegins(req.socket);
+    this.connections.streamBegins(req.socket);
     // a connection closed before its stream began holds no slot: its 'close' has come and gone
     if (req.socket.destroyed) return void res.destroy();
     res.flushHeaders();
@@ -6968,89 +7129,99 @@ function createHttpServer(
       end: () => res.end(),
       onClose: (listener) => void res.once('close', listener),
     });
-  };
+  }
 
-  const fail = (
+  /** A failure's answer: an HttpError's own, any other a 500 (and its stack logged). */
+  private fail(
     req: IncomingMessage,
     res: ServerResponse,
     match: Match,
     err: unknown,
     client: string | undefined,
-  ): void => {
+  ): void {
     if (err instanceof HttpError) {
-      return send(req, res, match, errorReply(err.status, err.message, err.headers), client);
+      return this.send(req, res, match, errorReply(err.status, err.message, err.headers), client);
     }
     log(`internal error on ${req.method} ${(req.url ?? '').slice(0, 200)}: `
       + `${err instanceof Error ? err.stack : String(err)}`);
     if (res.headersSent) return void res.destroy(); // a status line cannot be written any more
-    send(req, res, match, errorReply(500, INTERNAL_ERROR), client);
-  };
+    this.send(req, res, match, errorReply(500, INTERNAL_ERROR), client);
+  }
 
   /** The route of a request, looked up once and carried to the reply, the metrics and the write log. */
-  const matchOf = (req: IncomingMessage): Match => {
+  private matchOf(req: IncomingMessage): Match {
     const [pathname, search] = splitTarget(req.url ?? '/');
-    const byMethod = table.get(pathname);
+    const byMethod = this.table.get(pathname);
     // node:http drops the body of a HEAD response itself and keeps GET's headers
     return {
       path: byMethod === undefined ? undefined : pathname,
       search,
       route: byMethod?.get(req.method === 'HEAD' ? 'GET' : req.method ?? ''),
     };
-  };
+  }
 
-  const handle = (req: IncomingMessage, res: ServerResponse, expectsContinue = false): void => {
+  /** A request's turn on its connection: dispatched, then answered, or its failure answered. */
+  private handle(req: IncomingMessage, res: ServerResponse, expectsContinue = false): void {
     // taken now: a request whose body was refused may have lost its socket by the time it is logged
     const client = req.method === 'POST' ? req.socket.remoteAddress ?? '-' : undefined;
-    const match = matchOf(req);
+    const match = this.matchOf(req);
     let result: Reply | Promise<Reply>;
     try {
-      result = dispatch(req, res, match, expectsContinue);
+      result = this.dispatch(req, res, match, expectsContinue);
     } catch (err) {
-      return fail(req, res, match, err, client);
+      return this.fail(req, res, match, err, client);
     }
     // some routes answer at once: no promise, no extra turn of the event loop
     if (result instanceof Promise) {
       result.then(
-        (reply) => send(req, res, match, reply, client),
-        (err: unknown) => fail(req, res, match, err, client),
+        (reply) => this.send(req, res, match, reply, client),
+        (err: unknown) => this.fail(req, res, match, err, client),
       );
-    } else send(req, res, match, result, client);
-  };
-
-  const { take, streamBegins } = createConnectionQueue(handle);
-
-  const options = {
-    headersTimeout: HEADERS_TIMEOUT_MS,
-    requestTimeout: REQUEST_TIMEOUT_MS,
-    requireHostHeader: false,
-    connectionsCheckingInterval: 1_000,
-  } as Parameters<typeof createServer>[0];
-  let server: Server;
-  if (config.tls === undefined) server = createServer(options, (req, res) => take(req, res));
-  else {
-    // a handshake is no request yet: without its own deadline a client could hold a connection 120 s (Node's default)
-    const secure = createHttpsServer(
-      { ...options, ...readTlsCredentials(config.tls), handshakeTimeout: HEADERS_TIMEOUT_MS },
-      (req, res) => take(req, res),
-    );
-    reloadTlsOnChange(secure, config.tls);
-    // node:https serves HTTP with node:http's own connection handling, over TLS sockets: the same events and settings
-    server = secure as unknown as Server;
+    } else this.send(req, res, match, result, client);
   }
-  server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
-  server.maxConnections = MAX_CONNECTIONS;
-  server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => take(req, res, true));
-  server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) =>
-    fail(req, res, matchOf(req), new HttpError(417, 'Expectation failed', { Connection: 'close' }),
-      req.method === 'POST' ? req.socket.remoteAddress ?? '-' : undefined));
-  // CONNECT targets a proxy, which this is not; without a listener Node would close the socket unanswered
-  server.on('connect', (req: IncomingMessage, socket: Socket) => {
-    metrics.count(undefined, req.method, 405);
+
+  /** The node:http (or node:https) server, with its bounds and its answers to what never reaches a route. */
+  private buildServer(): Server {
+    const { config } = this;
+    const take = (req: IncomingMessage, res: ServerResponse): void => this.connections.take(req, res);
+    const options = {
+      headersTimeout: HEADERS_TIMEOUT_MS,
+      requestTimeout: REQUEST_TIMEOUT_MS,
+      requireHostHeader: false,
+      connectionsCheckingInterval: 1_000,
+    } as Parameters<typeof createServer>[0];
+    let server: Server;
+    if (config.tls === undefined) server = createServer(options, take);
+    else {
+      // a handshake is no request yet: without its own deadline a client could hold a connection 120 s (Node's default)
+      const secure = createHttpsServer(
+        { ...options, ...readTlsCredentials(config.tls), handshakeTimeout: HEADERS_TIMEOUT_MS },
+        take,
+      );
+      reloadTlsOnChange(secure, config.tls);
+      // node:https serves HTTP with node:http's own connection handling, over TLS sockets: the same events and settings
+      server = secure as unknown as Server;
+    }
+    server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
+    server.maxConnections = MAX_CONNECTIONS;
+    server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => this.connections.take(req, res, true));
+    server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) =>
+      this.fail(req, res, this.matchOf(req), new HttpError(417, 'Expectation failed', { Connection: 'close' }),
+        req.method === 'POST' ? req.socket.remoteAddress ?? '-' : undefined));
+    server.on('connect', (req: IncomingMessage, socket: Socket) => this.refuseConnect(req, socket));
+    server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => this.answerClientError(err, socket));
+    return server;
+  }
+
+  /** CONNECT targets a proxy, which this is not; without a listener Node would close the socket unanswered. */
+  private refuseConnect(req: IncomingMessage, socket: Socket): void {
+    this.features.metrics.count(undefined, req.method, 405);
     socket.on('error', () => undefined);
-    socket.end(rawErrorResponse(405, methodNotAllowed(allowAny), ['Allow', allowAny]));
-  });
-  // Requests Node's parser rejects get the same JSON error and headers as any other, never Node's bare reply
-  server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
+    socket.end(rawErrorResponse(405, methodNotAllowed(this.allowAny), ['Allow', this.allowAny]));
+  }
+
+  /** Requests Node's parser rejects get the same JSON error and headers as any other, never Node's bare reply. */
+  private answerClientError(err: NodeJS.ErrnoException, socket: Socket): void {
     // a reply already being written on this connection must not be cut into (Node's own rule), and one still being
     // made for an earlier request must not be overtaken: close instead. The request the error is about may be the
     // one still arriving (a body that never completes): that one gets its answer.
@@ -7061,10 +7232,9 @@ function createHttpServer(
       return void socket.destroy();
     }
     const [status, message] = CLIENT_ERRORS[err.code ?? ''] ?? [400, 'Bad request'];
-    metrics.count(undefined, undefined, status);
+    this.features.metrics.count(undefined, undefined, status);
     socket.end(rawErrorResponse(status, message));
-  });
-  return server;
+  }
 }
 
 if (require.main === module) main(process.argv.slice(2));
