@@ -23,7 +23,7 @@ import { gunzip } from 'node:zlib';
 // ---- Limits that cut across features (each feature's own are in its section) ----
 
 const SERVICE_NAME = 'gameserver-api';
-const VERSION = '1.2.0'; // equals package.json's version (a test checks): dist/server.js is deployed alone
+const VERSION = '1.3.0'; // equals package.json's version (a test checks): dist/server.js is deployed alone
 const EX_CONFIG = 78;
 const MAX_BODY_BYTES = 16 * 1024;
 const SMALL_FILE_MAX_BYTES = 16 * 1024 * 1024; // server.properties, whitelist.json, usercache.json, version files
@@ -6133,7 +6133,7 @@ ${since}
         : `, last at ${timeHtml(timeline.fromMs + peakAt * MINUTE_MS).replace(/<[^>]*>/g, '')}`}.`}</desc>
 <path id="chart-line" class="chart-line" d="${chartPath(timeline.counts, peak)}"/>
 </svg>
-<figcaption class="axis"><span>24 hours ago</span><span>top: <span id="chart-peak">${peak}</span> players</span><span>now</span></figcaption>
+<figcaption class="axis"><span>24 hours ago</span><span>most at once: <span id="chart-peak">${peak}</span></span><span>now</span></figcaption>
 </figure>
 </section>
 <section class="wide" aria-labelledby="recent-heading">
