@@ -1987,18 +1987,32 @@ const isChatThread = (thread: string | undefined): boolean =>
 function meaningOf(line: LogLine, types?: ReadonlySet<LineMeaning['type']>): LineMeaning | undefined {
   for (const kind of LINE_KINDS) {
     if (types !== undefined && !types.has(kind.type)) continue;
-    // the cheap tests first: most lines a reader decodes are chat, which no server-thread kind can be
-    if (kind.level !== undefined && line.level !== kind.level) continue;
-    if (
-      kind.threads === 'server' ? line.thread !== SERVER_THREAD : kind.threads === 'game' && isChatThread(line.thread)
-    ) {
-      continue;
-    }
-    if (!holdsHint(line.message, kind.hint)) continue;
-    const match = kind.pattern.exec(line.message);
-    if (match !== null) return { type: kind.type, ...kind.fields?.(match) } as LineMeaning;
+    const meaning = lineOfKind(line, kind);
+    if (meaning !== undefined) return meaning;
   }
   return undefined;
+}
+
+/** What a log line means by the first of these rows it matches. */
+function kindOf(line: LogLine, kinds: readonly LineKind[]): LineMeaning | undefined {
+  for (const kind of kinds) {
+    const meaning = lineOfKind(line, kind);
+    if (meaning !== undefined) return meaning;
+  }
+  return undefined;
+}
+
+/** What a log line means if it is of this kind. */
+function lineOfKind(line: LogLine, kind: LineKind): LineMeaning | undefined {
+  // the cheap tests first: most lines a reader decodes are chat, which no server-thread kind can be
+  if (kind.level !== undefined && line.level !== kind.level) return undefined;
+  const thread = line.thread;
+  if (kind.threads === 'server' ? thread !== SERVER_THREAD : kind.threads === 'game' && isChatThread(thread)) {
+    return undefined;
+  }
+  if (!holdsHint(line.message, kind.hint)) return undefined;
+  const match = kind.pattern.exec(line.message);
+  return match === null ? undefined : { type: kind.type, ...kind.fields?.(match) } as LineMeaning;
 }
 
 /** What a raw line of latest.log means, if anything. Lines over 4 KiB mean nothing (and are never matched). */
@@ -2042,29 +2056,61 @@ const PRESENCE_TYPES = new Set<LineMeaning['type']>([
 // What the follower also tells, of a log followed live: what players say and do, and lag. The lines of a game that ran
 // before the daemon first read its log are taken for presence alone: events and counters are of what happens after.
 const TOLD_TYPES = new Set<LineMeaning['type']>(['player.chat', 'player.died', 'player.advancement', 'server.lagging']);
-const FOLLOWED_TYPES = new Set([...PRESENCE_TYPES, ...TOLD_TYPES]);
-// one search for every hint of the kinds followed: a regular expression of them all, run over the raw bytes
-const hintsOf = (types: ReadonlySet<LineMeaning['type']>): RegExp => new RegExp([
-  ...new Set(LINE_KINDS.filter((kind) => types.has(kind.type)).flatMap((kind) => kind.hint)),
-].map((hint) => hint.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|'), 'g');
-const PRESENCE_HINTS = hintsOf(PRESENCE_TYPES);
-const FOLLOWED_HINTS = hintsOf(FOLLOWED_TYPES);
+export const FOLLOWED_TYPES = new Set([...PRESENCE_TYPES, ...TOLD_TYPES]);
 
 /**
- * Calls `visit` with each line of data[0, end) that holds one of `hints`, decoded (a last one without its line end
- * too); no other line is decoded. The hints are found by one search over the bytes seen as latin1 (every hint is
- * ASCII, so a character's index is its byte's). Lines over 4 KiB mean nothing and are skipped.
+ * A reader of some kinds of line: their rows in table order, one search for all their hints (a regular expression of
+ * them all), and for each hint the rows that hold it. No line is of two kinds (a test holds the table to that), so a
+ * line is tried first against the rows of the hint found in it, and against all the reader's rows only when none of
+ * those matches.
  */
-function forEachHintedLine(data: Buffer, end: number, hints: RegExp, visit: (raw: string) => void): void {
+interface LineReader {
+  kinds: readonly LineKind[];
+  hints: RegExp;
+  byHint: ReadonlyMap<string, readonly LineKind[]>;
+}
+
+function readerOf(types: ReadonlySet<LineMeaning['type']>): LineReader {
+  const kinds = LINE_KINDS.filter((kind) => types.has(kind.type));
+  const all = [...new Set(kinds.flatMap((kind) => kind.hint))];
+  return {
+    kinds,
+    hints: new RegExp(all.map((hint) => hint.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|'), 'g'),
+    byHint: new Map(all.map((hint) => [hint, kinds.filter((kind) => [kind.hint].flat().includes(hint))])),
+  };
+}
+
+const PRESENCE_READER = readerOf(PRESENCE_TYPES);
+const FOLLOWED_READER = readerOf(FOLLOWED_TYPES);
+const NON_ASCII = /[^\x00-\x7f]/;
+
+/**
+ * Calls `visit` with what each line of data[0, end) that holds one of the reader's hints means, and the line (a last
+ * one without its line end too); no other line is decoded. The hints are found by one search over the bytes seen as
+ * latin1 (every hint is ASCII, so a character's index is its byte's, and a line of ASCII alone is already decoded).
+ * Lines over 4 KiB mean nothing and are skipped.
+ */
+function forEachHintedLine(
+  data: Buffer,
+  end: number,
+  reader: LineReader,
+  visit: (meaning: LineMeaning, line: LogLine) => void,
+): void {
   const text = data.toString('latin1', 0, end);
+  const { hints } = reader;
   hints.lastIndex = 0;
   for (let found = hints.exec(text); found !== null; found = hints.exec(text)) {
     const lineStart = text.lastIndexOf('\n', found.index) + 1;
     const lineBreak = text.indexOf('\n', found.index);
     const lineEnd = lineBreak === -1 ? end : lineBreak;
-    // only whole lines are decoded, so a UTF-8 sequence is never split
-    if (lineEnd - lineStart <= LOG_LINE_MAX_BYTES) visit(data.toString('utf8', lineStart, lineEnd));
     hints.lastIndex = lineEnd + 1;
+    if (lineEnd - lineStart > LOG_LINE_MAX_BYTES) continue;
+    const latin1 = text.slice(lineStart, lineEnd);
+    // only whole lines are decoded, so a UTF-8 sequence is never split
+    const line = parseLogLine(NON_ASCII.test(latin1) ? data.toString('utf8', lineStart, lineEnd) : latin1);
+    if (line === null) continue;
+    const meaning = kindOf(line, reader.byHint.get(found[0])!) ?? kindOf(line, reader.kinds);
+    if (meaning !== undefined) visit(meaning, line);
   }
 }
 
@@ -2408,13 +2454,12 @@ class LogFollower implements Presence {
 
   /** Applies the followed lines among the whole lines of data[0, end). */
   private applyLines(state: FollowedLog, data: Buffer, end: number): void {
-    forEachHintedLine(data, end, state.live ? FOLLOWED_HINTS : PRESENCE_HINTS, (raw) => this.applyLine(state, raw));
+    const reader = state.live ? FOLLOWED_READER : PRESENCE_READER;
+    forEachHintedLine(data, end, reader, (meaning) => this.apply(state, meaning));
   }
 
-  /** Applies one whole line. */
-  private applyLine(state: FollowedLog, raw: string): void {
-    const meaning = readLogLine(raw, state.live ? FOLLOWED_TYPES : PRESENCE_TYPES);
-    if (meaning === undefined) return;
+  /** Applies what one line means. */
+  private apply(state: FollowedLog, meaning: LineMeaning): void {
     if (TOLD_TYPES.has(meaning.type)) return this.tell(state, meaning);
     if (applyMeaning(state.session, meaning, (change) => {
       state.viewStale = true;
@@ -5439,10 +5484,10 @@ const HISTORY_FILE = 'players-history.json';
 const RECENT_KEPT = 20;
 
 // What the history and the status page read of a log: presence, and what players do
-const HISTORY_TYPES = new Set<LineMeaning['type']>([
+export const HISTORY_TYPES = new Set<LineMeaning['type']>([
   ...PRESENCE_TYPES, 'player.chat', 'player.died', 'player.advancement',
 ]);
-const HISTORY_HINTS = hintsOf(HISTORY_TYPES);
+const HISTORY_READER = readerOf(HISTORY_TYPES);
 
 /** A meaningful line of a log, at its time of day (seconds since midnight, as written). */
 interface DayLine {
@@ -5473,12 +5518,10 @@ interface History {
 
 /** The meaningful lines among the whole lines of `data`: only lines holding a hint are decoded. */
 function hintedLines(data: Buffer, end: number, into: DayLine[]): void {
-  forEachHintedLine(data, end, HISTORY_HINTS, (raw) => {
-    const meaning = readLogLine(raw, HISTORY_TYPES);
-    const time = meaning === undefined ? null : /(\d\d):(\d\d):(\d\d)/.exec(parseLogLine(raw)!.time);
-    if (time !== null && meaning !== undefined) {
-      into.push({ secondOfDay: Number(time[1]) * 3600 + Number(time[2]) * 60 + Number(time[3]), meaning });
-    }
+  forEachHintedLine(data, end, HISTORY_READER, (meaning, line) => {
+    const time = /(\d\d):(\d\d):(\d\d)/.exec(line.time);
+    if (time === null) return;
+    into.push({ secondOfDay: Number(time[1]) * 3600 + Number(time[2]) * 60 + Number(time[3]), meaning });
   });
 }
 
