@@ -6718,6 +6718,102 @@ describe('the compiled daemon', { concurrency: GROUPS_AT_ONCE }, () => {
       const without = await startDaemon(host, defer);
       assert.deepEqual(expected((await without.get('/api/players/history')).json), [null, null, null, null, null, null, null, null]);
     });
+
+    /** A busy latest.log from `startMs` to `endMs`: joins and leaves (each logged twice) in one line of ten, chat in most others. */
+    function busyLog(seed: number, startMs: number, endMs: number, bytes: number, keepMeanings = true) {
+      const random = seededRandom(seed);
+      const names = Array.from({ length: 30 }, (_, i) => `Player_${i}`);
+      const online = new Set<string>();
+      const texts: string[] = [];
+      const times: number[] = [];
+      const written: Array<{ text: number; line: DayLine }> = [];
+      const pick = <T>(items: readonly T[]) => items[Math.floor(random() * items.length)];
+      const stepMs = (endMs - startMs) / (bytes / 75);
+      let atMs = startMs;
+      let size = 0;
+      const emit = (thread: string, message: string, meaning?: Meaning) => {
+        atMs = Math.min(endMs, atMs + random() * 2 * stepMs);
+        const when = new Date(atMs);
+        const stamp = [when.getHours(), when.getMinutes(), when.getSeconds()].map((n) => String(n).padStart(2, '0')).join(':');
+        const text = `[${stamp}] [${thread}/INFO]: ${message}\n`;
+        if (meaning !== undefined && keepMeanings) written.push({ text: texts.length, line: { secondOfDay: secondOfDay(when), meaning } });
+        texts.push(text);
+        times.push(atMs);
+        size += text.length;
+      };
+      emit('Server thread', 'Starting minecraft server version 1.21.4', { type: 'session.started' });
+      while (size < bytes) {
+        const roll = random();
+        const here = [...online];
+        if (roll < 0.05 && here.length < names.length) {
+          const name = pick(names.filter((n) => !online.has(n)));
+          emit('Server thread', `${name}[/203.0.113.7:40000] logged in with entity id 5 at (1.5, 64.0, -3.5)`, join(name));
+          emit('Server thread', `${name} joined the game`, join(name));
+          online.add(name);
+        } else if (roll < 0.1 && here.length > 0) {
+          const name = pick(here);
+          emit('Server thread', `${name} lost connection: Disconnected`, leave(name));
+          emit('Server thread', `${name} left the game`, leave(name));
+          online.delete(name);
+        } else if (roll < 0.9 && here.length > 0) {
+          const [player, text] = [pick(here), `anyone up for the nether? ${Math.floor(random() * 1000)}`];
+          emit('Async Chat Thread - #3', `<${player}> ${text}`, { type: 'player.chat', player, text });
+        } else emit('Server thread', 'Saving chunks for level \'ServerLevel[world]\'/minecraft:overworld');
+      }
+      return { texts, times, written };
+    }
+
+    test('GET /api/players/history of a busy latest.log, across midnight, is what every line kept tells, whether the daemon read it whole or as it grew', async () => {
+      const log = serverFile(host, 'logs/latest.log');
+      const endMs = Date.now() - 60_000;
+      const { texts, times, written } = busyLog(28, endMs - 30 * 3600_000, endMs, 2 * 1024 * 1024);
+      fs.writeFileSync(log, '');
+      const growing = await startDaemon(host, defer);
+      // what every line written up to `upTo` tells, kept whole, the file's time being that of its last line
+      const keptWhole = (upTo: number, from: string) => {
+        const modified = new Date(times[upTo - 1]);
+        const lines = written.filter((w) => w.text < upTo).map((w) => w.line);
+        return historyKeptWhole([{ lines, lastDay: modified, lastSecondOfDay: secondOfDay(modified) }], Date.parse(from), 1440, false, false).counts;
+      };
+      let upTo = 0;
+      for (const share of [0.4, 0.75, 1]) {
+        const end = Math.floor(texts.length * share);
+        fs.appendFileSync(log, texts.slice(upTo, end).join(''));
+        upTo = end;
+        const modified = new Date(times[upTo - 1]);
+        fs.utimesSync(log, modified, modified);
+        const res = await growing.get('/api/players/history', { afterChange: true });
+        assert.equal(res.status, 200);
+        assert.deepEqual(res.json.counts, keptWhole(upTo, res.json.from), `${share * 100} % written`);
+      }
+      assert.ok(written.length > 10_000 && new Date(times[0]).getDate() !== new Date(times[times.length - 1]).getDate());
+      await growing.stop();
+      const whole = await startDaemon(host, defer);
+      const res = await whole.get('/api/players/history');
+      assert.deepEqual(res.json.counts, keptWhole(upTo, res.json.from));
+    });
+
+    test('GET /api/players/history of a 50 MiB busy latest.log leaves the daemon holding no more than its heap\'s new space more, and 50 MiB appended next to nothing', async () => {
+      const log = serverFile(host, 'logs/latest.log');
+      const endMs = Date.now() - 60_000;
+      const { texts } = busyLog(50, endMs - 10 * 24 * 3600_000, endMs, 100 * 1024 * 1024, false);
+      fs.writeFileSync(log, texts.slice(0, texts.length / 2).join(''));
+      const d = await startDaemon(host, defer);
+      const anonymousBytes = () => 1024 * Number(/^RssAnon:\s+(\d+) kB$/m.exec(fs.readFileSync(`/proc/${d.child.pid}/status`, 'utf8'))![1]);
+      await d.get('/api/health');
+      const before = anonymousBytes();
+      const first = await d.get('/api/players/history', { timeoutMs: 120_000 });
+      assert.ok(first.json.counts.some((count: number | null) => count !== null && count > 0));
+      const afterFirst = anonymousBytes();
+      fs.appendFileSync(log, texts.slice(texts.length / 2).join(''));
+      const second = await d.get('/api/players/history', { afterChange: true, timeoutMs: 120_000 });
+      assert.notDeepEqual(second.json.counts, first.json.counts);
+      const afterSecond = anonymousBytes();
+      // a daemon that kept the lines held hundreds of MiB more; what the reading grows is the heap's new space, up to
+      // two semi-spaces of --max-semi-space-size=16 (gameserver-api.service)
+      assert.ok(afterFirst - before < 40 * 1024 * 1024, `grew by ${afterFirst - before} bytes reading 50 MiB`);
+      assert.ok(afterSecond - afterFirst < 16 * 1024 * 1024, `grew by ${afterSecond - afterFirst} bytes reading 50 MiB more`);
+    });
   });
 
   // Debian's Chromium, headless, driven over the DevTools protocol on --remote-debugging-pipe (fd 3 in, fd 4 out,
