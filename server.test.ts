@@ -6793,7 +6793,7 @@ describe('the compiled daemon', { concurrency: GROUPS_AT_ONCE }, () => {
       assert.deepEqual(res.json.counts, keptWhole(upTo, res.json.from));
     });
 
-    test('GET /api/players/history of a 50 MiB busy latest.log leaves the daemon holding no more than its heap\'s new space more, and 50 MiB appended next to nothing', async () => {
+    test('GET /api/players/history of a 50 MiB busy latest.log leaves the daemon\'s memory within 32 MiB of before it, and 100 MiB appended within 48 MiB', async () => {
       const log = serverFile(host, 'logs/latest.log');
       const endMs = Date.now() - 60_000;
       const { texts } = busyLog(50, endMs - 10 * 24 * 3600_000, endMs, 100 * 1024 * 1024, false);
@@ -6805,14 +6805,17 @@ describe('the compiled daemon', { concurrency: GROUPS_AT_ONCE }, () => {
       const first = await d.get('/api/players/history', { timeoutMs: 120_000 });
       assert.ok(first.json.counts.some((count: number | null) => count !== null && count > 0));
       const afterFirst = anonymousBytes();
-      fs.appendFileSync(log, texts.slice(texts.length / 2).join(''));
-      const second = await d.get('/api/players/history', { afterChange: true, timeoutMs: 120_000 });
-      assert.notDeepEqual(second.json.counts, first.json.counts);
-      const afterSecond = anonymousBytes();
-      // a daemon that kept the lines held hundreds of MiB more; what the reading grows is the heap's new space, up to
-      // two semi-spaces of --max-semi-space-size=16 (gameserver-api.service)
-      assert.ok(afterFirst - before < 40 * 1024 * 1024, `grew by ${afterFirst - before} bytes reading 50 MiB`);
-      assert.ok(afterSecond - afterFirst < 16 * 1024 * 1024, `grew by ${afterSecond - afterFirst} bytes reading 50 MiB more`);
+      const later = texts.slice(texts.length / 2).join('');
+      for (const appended of [1, 2]) {
+        fs.appendFileSync(log, later);
+        const res = await d.get('/api/players/history', { afterChange: true, timeoutMs: 120_000 });
+        assert.notDeepEqual(res.json.counts, first.json.counts, `after ${appended * 50} MiB appended`);
+      }
+      const afterAll = anonymousBytes();
+      // a daemon that kept the lines held hundreds of MiB more; what reading grows is the heap (its new space, up to
+      // two semi-spaces of --max-semi-space-size=16 as gameserver-api.service runs it), to a size that stays
+      assert.ok(afterFirst - before < 32 * 1024 * 1024, `grew by ${afterFirst - before} bytes reading 50 MiB`);
+      assert.ok(afterAll - before < 48 * 1024 * 1024, `grew by ${afterAll - before} bytes reading 150 MiB`);
     });
   });
 
