@@ -5535,15 +5535,15 @@ const playersKey = (players: Iterable<string>): string => JSON.stringify([...pla
 
 /** A replay from `players` online; `after`: the lines follow that replay's, in the same file. */
 export function newReplay(players: Iterable<string>, after?: Replay): Replay {
-  const lastDay = after?.firstDay;
+  const firstDay = after?.firstDay;
   return {
     startKey: playersKey(players), players: new Set(players), minutes: new Map(), known: -1, recent: [], started: false,
     day: 0, lastSecondOfDay: after?.lastSecondOfDay,
-    notBefore: lastDay && new Date(lastDay.getFullYear(), lastDay.getMonth(), lastDay.getDate() + after!.day),
+    notBefore: firstDay && new Date(firstDay.getFullYear(), firstDay.getMonth(), firstDay.getDate() + after!.day),
   };
 }
 
-/** Replays one line, as countByMinute and the status page's list did over lines kept (docs/performance.md). */
+/** Replays one line: who is online, the most in its minute, and whether the status page lists it. */
 export function replayLine(replay: Replay, secondOfDay: number, meaning: LineMeaning, withChat: boolean): void {
   if (replay.lastSecondOfDay !== undefined && secondOfDay < replay.lastSecondOfDay - HISTORY_LINE_SLACK_S) replay.day++;
   replay.lastSecondOfDay = secondOfDay;
