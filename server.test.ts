@@ -30,7 +30,9 @@ import {
   readConfig, redactProperties, scanPresence, tellrawLine, validateCommand, validatePlayer, validateReason, validateSay,
   formatBanDate,
 } from './server';
-import { chartPath, countByMinute, dateLines, motdRuns, readLegacyAnswer } from './server';
+import {
+  anchorReplay, appendReplay, chartPath, countsOf, motdRuns, newReplay, readLegacyAnswer, replayLine, type Replay,
+} from './server';
 import type { GameAction } from './demo/game';
 
 const DAEMON = path.join(__dirname, 'server.js');
@@ -2262,28 +2264,174 @@ describe('readLegacyAnswer() (the ping of 1.4-1.6, and the answer of servers bef
   });
 });
 
-describe('dateLines() and countByMinute() (docs/api.md#get-apiplayershistory)', () => {
-  const join = (player: string) => ({ type: 'player.joined', player }) as const;
-  const leave = (player: string) => ({ type: 'player.left', player }) as const;
-  test('dateLines() dates the last line by its day, and a later time of day before it as the day before', () => {
-    const dated = dateLines([
-      { secondOfDay: 23 * 3600, meaning: join('Alex') }, { secondOfDay: 60, meaning: leave('Alex') },
-    ], new Date(2026, 10, 27, 12, 0, 0), 12 * 3600);
-    assert.deepEqual(dated.map((l) => l.atMs), [new Date(2026, 10, 26, 23, 0, 0).getTime(), new Date(2026, 10, 27, 0, 1, 0).getTime()]);
+// The algorithm the replay took over, written plainly: every line kept, dated back from the end, sorted, counted
+type Meaning = Parameters<typeof replayLine>[2];
+interface DayLine { secondOfDay: number; meaning: Meaning }
+interface TimedLine { atMs: number; meaning: Meaning }
+interface DatedSource { lines: DayLine[]; lastDay: Date; lastSecondOfDay: number }
+
+function historyKeptWhole(sources: DatedSource[], fromMs: number, minutes: number, running: boolean, withChat: boolean) {
+  const lines: TimedLine[] = sources.flatMap(({ lines: written, lastDay, lastSecondOfDay }) => {
+    const dated: TimedLine[] = [];
+    let day = new Date(lastDay.getFullYear(), lastDay.getMonth(), lastDay.getDate());
+    let after = lastSecondOfDay;
+    for (let i = written.length - 1; i >= 0; i--) {
+      const { secondOfDay, meaning } = written[i];
+      if (secondOfDay > after + 120) day = new Date(day.getFullYear(), day.getMonth(), day.getDate() - 1);
+      after = secondOfDay;
+      dated[i] = { atMs: new Date(day.getFullYear(), day.getMonth(), day.getDate(), 0, 0, secondOfDay).getTime(), meaning };
+    }
+    return dated;
+  }).sort((a, b) => a.atMs - b.atMs);
+  const counts: Array<number | null> = new Array(minutes).fill(null);
+  const first = Math.floor(fromMs / 60_000);
+  const online = new Set<string>();
+  const recent: TimedLine[] = [];
+  let lastStartMs: number | undefined;
+  let lastStopMs: number | undefined;
+  let known = -1;
+  const fill = (until: number, count: number) => {
+    for (let m = Math.max(known + 1, first); m < Math.min(until, first + minutes); m++) counts[m - first] = count;
+  };
+  const atLeast = (minute: number, count: number) => {
+    if (minute >= first && minute < first + minutes) counts[minute - first] = Math.max(counts[minute - first] ?? 0, count);
+  };
+  for (const line of lines) {
+    const { meaning } = line;
+    const minute = Math.floor(line.atMs / 60_000);
+    if (known !== -1) fill(minute, online.size);
+    atLeast(minute, online.size);
+    const player = 'player' in meaning ? meaning.player : '';
+    const repeated = meaning.type === 'player.joined' ? online.has(player) : meaning.type === 'player.left' && !online.has(player);
+    if (meaning.type === 'session.started') {
+      online.clear();
+      lastStartMs = line.atMs;
+      lastStopMs = undefined;
+    } else if (meaning.type === 'server.stopping') lastStopMs ??= line.atMs;
+    if (meaning.type === 'player.joined') online.add(player);
+    if (meaning.type === 'player.left') online.delete(player);
+    atLeast(minute, online.size);
+    known = Math.max(known, minute);
+    const news = ['player.joined', 'player.left', 'player.died', 'player.advancement'].includes(meaning.type)
+      || (meaning.type === 'player.chat' && withChat);
+    if (news && !repeated) recent.unshift(line);
+  }
+  if (known !== -1) fill(first + minutes, running ? online.size : 0);
+  return { counts, recent: recent.slice(0, 20), lastStartMs, lastStopMs };
+}
+
+const replayOf = (lines: readonly DayLine[], players: Iterable<string>, withChat: boolean, after?: Replay) => {
+  const replay = newReplay(players, after);
+  for (const { secondOfDay, meaning } of lines) replayLine(replay, secondOfDay, meaning, withChat);
+  return replay;
+};
+const secondOfDay = (when: Date) => when.getHours() * 3600 + when.getMinutes() * 60 + when.getSeconds();
+const join = (player: string) => ({ type: 'player.joined', player }) as const;
+const leave = (player: string) => ({ type: 'player.left', player }) as const;
+
+describe('the players history\'s replay (docs/api.md#get-apiplayershistory, docs/performance.md#the-players-history)', () => {
+  test('a replay dates its last line by its day (the day before when later than the file\'s time), and a time earlier than the line before as the next day', () => {
+    const replay = replayOf([{ secondOfDay: 23 * 3600, meaning: join('Alex') }, { secondOfDay: 60, meaning: leave('Alex') }], [], false);
+    anchorReplay(replay, new Date(2026, 10, 27, 12, 0, 0), 12 * 3600);
+    assert.deepEqual(replay.recent.map((l) => l.atMs), [new Date(2026, 10, 27, 0, 1, 0).getTime(), new Date(2026, 10, 26, 23, 0, 0).getTime()]);
+    const late = replayOf([{ secondOfDay: 23 * 3600, meaning: join('Alex') }], [], false);
+    anchorReplay(late, new Date(2026, 10, 27, 0, 30, 0), 30 * 60);
+    assert.deepEqual(late.recent.map((l) => l.atMs), [new Date(2026, 10, 26, 23, 0, 0).getTime()]);
   });
-  test('countByMinute() gives each minute the most players online in it, null before the first line, 0 after the game stopped', () => {
+
+  test('lines appended to a dated replay follow on from its last line, and a file written days later is dated by its time', () => {
+    const replay = replayOf([{ secondOfDay: 10 * 3600, meaning: join('Alex') }], [], false);
+    anchorReplay(replay, new Date(2026, 10, 27, 10, 0, 1), 10 * 3600 + 1);
+    const afterMidnight = replayOf([{ secondOfDay: 9 * 3600, meaning: leave('Alex') }], replay.players, false, replay);
+    anchorReplay(afterMidnight, new Date(2026, 10, 28, 9, 0, 1), 9 * 3600 + 1);
+    appendReplay(replay, afterMidnight);
+    const daysLater = replayOf([{ secondOfDay: 11 * 3600, meaning: join('Steve') }], replay.players, false, replay);
+    anchorReplay(daysLater, new Date(2026, 11, 1, 11, 0, 1), 11 * 3600 + 1);
+    appendReplay(replay, daysLater);
+    assert.deepEqual(replay.recent.map((l) => new Date(l.atMs).toString()), [new Date(2026, 11, 1, 11), new Date(2026, 10, 28, 9), new Date(2026, 10, 27, 10)].map(String));
+  });
+
+  test('countsOf() gives each minute the most players online in it, null before the first line, 0 after the game stopped', () => {
     const t0 = new Date(2026, 10, 27, 12, 0, 0).getTime();
+    const at = (seconds: number, meaning: Meaning) => ({ secondOfDay: 12 * 3600 + seconds, meaning });
     const lines = [
-      { atMs: t0 + 60_000, meaning: { type: 'session.started' } as const },
-      { atMs: t0 + 120_000 + 5_000, meaning: join('Alex') },
-      { atMs: t0 + 120_000 + 6_000, meaning: join('Alex') },   // the login line and the broadcast: one player
-      { atMs: t0 + 120_000 + 7_000, meaning: join('Steve') },
-      { atMs: t0 + 120_000 + 9_000, meaning: leave('Steve') },
-      { atMs: t0 + 240_000, meaning: leave('Alex') },
+      at(60, { type: 'session.started' }),
+      at(125, join('Alex')),
+      at(126, join('Alex')),   // the login line and the broadcast: one player
+      at(127, join('Steve')),
+      at(129, leave('Steve')),
+      at(240, leave('Alex')),
     ];
-    assert.deepEqual(countByMinute(lines, t0, 6, true), [null, 0, 2, 1, 1, 0]);
-    assert.deepEqual(countByMinute(lines.slice(0, 3), t0, 6, false), [null, 0, 1, 0, 0, 0]);
+    const dated = (some: DayLine[]) => {
+      const replay = replayOf(some, [], false);
+      anchorReplay(replay, new Date(t0), 24 * 3600);
+      return replay;
+    };
+    assert.deepEqual(countsOf(dated(lines), t0, 6, true), [null, 0, 2, 1, 1, 0]);
+    assert.deepEqual(countsOf(dated(lines.slice(0, 3)), t0, 6, false), [null, 0, 1, 0, 0, 0]);
   });
+
+  test('the replay of random logs (archives, then latest.log read in random pieces, across midnights) tells what every line kept, dated back from the end and sorted, tells', () => {
+    const names = ['Alex', 'Steve', 'Kai', 'Noor', 'Zuri', '.Bramble_Crest'];
+    for (let seed = 1; seed <= 40; seed++) {
+      const random = seededRandom(seed);
+      const pick = <T>(items: readonly T[]) => items[Math.floor(random() * items.length)];
+      const count = 50 + Math.floor(random() * (seed % 4 === 0 ? 8000 : 1500));
+      let atMs = new Date(2027, 0, 10, Math.floor(random() * 24), 0, 0).getTime();
+      const written: Array<{ atMs: number; line: DayLine }> = [];
+      for (let i = 0; i < count; i++) {
+        const roll = random();
+        // steps forward: mostly seconds, some minutes or hours, a few most of a day (never a whole day: a time of day cannot tell it)
+        atMs += 1000 * Math.floor(roll < 0.85 ? random() * 40 : roll < 0.97 ? random() * 1200 : roll < 0.995 ? random() * 10_800 : random() * 72_000);
+        const kind = random();
+        const meaning: Meaning = kind < 0.3 ? join(pick(names)) : kind < 0.55 ? leave(pick(names))
+          : kind < 0.8 ? { type: 'player.chat', player: pick(names), text: `hi ${i}` }
+            : kind < 0.88 ? { type: 'player.died', player: pick(names), message: `${i} fell` }
+              : kind < 0.93 ? { type: 'player.advancement', player: pick(names), advancement: `A${i}`, kind: 'task' }
+                : kind < 0.965 ? { type: 'server.stopping' } : { type: 'session.started' };
+        written.push({ atMs, line: { secondOfDay: secondOfDay(new Date(atMs)), meaning } });
+      }
+      // cut into archives (dated by their last line's day, as the game names them), then latest.log
+      const cuts = [...new Set(Array.from({ length: Math.floor(random() * 4) }, () => Math.floor(random() * count)))].sort((a, b) => a - b);
+      const pieces = [...cuts, count].map((end, i, all) => written.slice(i === 0 ? 0 : all[i - 1], end)).filter((p) => p.length > 0);
+      const latest = pieces.pop()!;
+      const modifiedAfter = (piece: typeof written) => new Date(piece[piece.length - 1].atMs + Math.floor(random() * 90) * 1000);
+      const latestModified = modifiedAfter(latest);
+      const sources: DatedSource[] = [
+        ...pieces.map((piece) => ({ lines: piece.map((w) => w.line), lastDay: new Date(piece[piece.length - 1].atMs), lastSecondOfDay: 24 * 3600 })),
+        { lines: latest.map((w) => w.line), lastDay: latestModified, lastSecondOfDay: secondOfDay(latestModified) },
+      ];
+      const nowMinute = Math.floor(latestModified.getTime() / 60_000) + Math.floor(random() * 180);
+      const fromMs = (nowMinute - 1439) * 60_000;
+      const running = random() < 0.5;
+      const withChat = random() < 0.5;
+      const expected = historyKeptWhole(sources, fromMs, 1440, running, withChat);
+      // the daemon's way: each archive from the players the one before left, latest.log appended in pieces
+      const whole = newReplay([]);
+      let players: ReadonlySet<string> = new Set();
+      for (const { lines, lastDay } of sources.slice(0, -1)) {
+        const archive = replayOf(lines, players, withChat);
+        anchorReplay(archive, lastDay, 24 * 3600);
+        appendReplay(whole, archive);
+        players = archive.players;
+      }
+      const latestReplay = newReplay(players);
+      for (let start = 0; start < latest.length;) {
+        const end = random() < 0.3 ? latest.length : Math.min(latest.length, start + 1 + Math.floor(random() * latest.length / 3));
+        const piece = latest.slice(start, end);
+        const appended = replayOf(piece.map((w) => w.line), latestReplay.players, withChat, latestReplay);
+        const modified = end === latest.length ? latestModified : new Date(Math.min(modifiedAfter(piece).getTime(), latest[end].atMs));
+        anchorReplay(appended, modified, secondOfDay(modified));
+        appendReplay(latestReplay, appended);
+        start = end;
+      }
+      appendReplay(whole, latestReplay);
+      const { recent, lastStartMs, lastStopMs } = whole;
+      assert.deepEqual(countsOf(whole, fromMs, 1440, running), expected.counts, `seed ${seed}`);
+      assert.deepEqual({ recent, lastStartMs, lastStopMs }, { recent: expected.recent, lastStartMs: expected.lastStartMs, lastStopMs: expected.lastStopMs }, `seed ${seed}`);
+    }
+  });
+
   test('chartPath() draws one step a minute with a gap where nothing is known', () => {
     assert.equal(chartPath([null, 0, 2, 2, null, 1], 2), 'M1 100H2V4H3H4M5 52H6');
   });
@@ -6596,6 +6744,105 @@ describe('the compiled daemon', { concurrency: GROUPS_AT_ONCE }, () => {
       await second.stop();
       const without = await startDaemon(host, defer);
       assert.deepEqual(expected((await without.get('/api/players/history')).json), [null, null, null, null, null, null, null, null]);
+    });
+
+    /** A busy latest.log from `startMs` to `endMs`: joins and leaves (each logged twice) in one line of ten, chat in most others. */
+    function busyLog(seed: number, startMs: number, endMs: number, bytes: number, keepMeanings = true) {
+      const random = seededRandom(seed);
+      const names = Array.from({ length: 30 }, (_, i) => `Player_${i}`);
+      const online = new Set<string>();
+      const texts: string[] = [];
+      const times: number[] = [];
+      const written: Array<{ text: number; line: DayLine }> = [];
+      const pick = <T>(items: readonly T[]) => items[Math.floor(random() * items.length)];
+      const stepMs = (endMs - startMs) / (bytes / 75);
+      let atMs = startMs;
+      let size = 0;
+      const emit = (thread: string, message: string, meaning?: Meaning) => {
+        atMs = Math.min(endMs, atMs + random() * 2 * stepMs);
+        const when = new Date(atMs);
+        const stamp = [when.getHours(), when.getMinutes(), when.getSeconds()].map((n) => String(n).padStart(2, '0')).join(':');
+        const text = `[${stamp}] [${thread}/INFO]: ${message}\n`;
+        if (meaning !== undefined && keepMeanings) written.push({ text: texts.length, line: { secondOfDay: secondOfDay(when), meaning } });
+        texts.push(text);
+        times.push(atMs);
+        size += text.length;
+      };
+      emit('Server thread', 'Starting minecraft server version 1.21.4', { type: 'session.started' });
+      while (size < bytes) {
+        const roll = random();
+        const here = [...online];
+        if (roll < 0.05 && here.length < names.length) {
+          const name = pick(names.filter((n) => !online.has(n)));
+          emit('Server thread', `${name}[/203.0.113.7:40000] logged in with entity id 5 at (1.5, 64.0, -3.5)`, join(name));
+          emit('Server thread', `${name} joined the game`, join(name));
+          online.add(name);
+        } else if (roll < 0.1 && here.length > 0) {
+          const name = pick(here);
+          emit('Server thread', `${name} lost connection: Disconnected`, leave(name));
+          emit('Server thread', `${name} left the game`, leave(name));
+          online.delete(name);
+        } else if (roll < 0.9 && here.length > 0) {
+          const [player, text] = [pick(here), `anyone up for the nether? ${Math.floor(random() * 1000)}`];
+          emit('Async Chat Thread - #3', `<${player}> ${text}`, { type: 'player.chat', player, text });
+        } else emit('Server thread', 'Saving chunks for level \'ServerLevel[world]\'/minecraft:overworld');
+      }
+      return { texts, times, written };
+    }
+
+    test('GET /api/players/history of a busy latest.log, across midnight, is what every line kept tells, whether the daemon read it whole or as it grew', async () => {
+      const log = serverFile(host, 'logs/latest.log');
+      const endMs = Date.now() - 60_000;
+      const { texts, times, written } = busyLog(28, endMs - 30 * 3600_000, endMs, 2 * 1024 * 1024);
+      fs.writeFileSync(log, '');
+      const growing = await startDaemon(host, defer);
+      // what every line written up to `upTo` tells, kept whole, the file's time being that of its last line
+      const keptWhole = (upTo: number, from: string) => {
+        const modified = new Date(times[upTo - 1]);
+        const lines = written.filter((w) => w.text < upTo).map((w) => w.line);
+        return historyKeptWhole([{ lines, lastDay: modified, lastSecondOfDay: secondOfDay(modified) }], Date.parse(from), 1440, false, false).counts;
+      };
+      let upTo = 0;
+      for (const share of [0.4, 0.75, 1]) {
+        const end = Math.floor(texts.length * share);
+        fs.appendFileSync(log, texts.slice(upTo, end).join(''));
+        upTo = end;
+        const modified = new Date(times[upTo - 1]);
+        fs.utimesSync(log, modified, modified);
+        const res = await growing.get('/api/players/history', { afterChange: true });
+        assert.equal(res.status, 200);
+        assert.deepEqual(res.json.counts, keptWhole(upTo, res.json.from), `${share * 100} % written`);
+      }
+      assert.ok(written.length > 10_000 && new Date(times[0]).getDate() !== new Date(times[times.length - 1]).getDate());
+      await growing.stop();
+      const whole = await startDaemon(host, defer);
+      const res = await whole.get('/api/players/history');
+      assert.deepEqual(res.json.counts, keptWhole(upTo, res.json.from));
+    });
+
+    test('GET /api/players/history of a 50 MiB busy latest.log leaves the daemon\'s memory within 32 MiB of before it, and 100 MiB appended within 48 MiB', async () => {
+      const log = serverFile(host, 'logs/latest.log');
+      const endMs = Date.now() - 60_000;
+      const { texts } = busyLog(50, endMs - 10 * 24 * 3600_000, endMs, 100 * 1024 * 1024, false);
+      fs.writeFileSync(log, texts.slice(0, texts.length / 2).join(''));
+      const d = await startDaemon(host, defer);
+      const anonymousBytes = () => 1024 * Number(/^RssAnon:\s+(\d+) kB$/m.exec(fs.readFileSync(`/proc/${d.child.pid}/status`, 'utf8'))![1]);
+      await d.get('/api/health');
+      const before = anonymousBytes();
+      const first = await d.get('/api/players/history', { timeoutMs: 120_000 });
+      assert.ok(first.json.counts.some((count: number | null) => count !== null && count > 0));
+      const afterFirst = anonymousBytes();
+      const later = texts.slice(texts.length / 2).join('');
+      for (const appended of [1, 2]) {
+        fs.appendFileSync(log, later);
+        const res = await d.get('/api/players/history', { afterChange: true, timeoutMs: 120_000 });
+        assert.notDeepEqual(res.json.counts, first.json.counts, `after ${appended * 50} MiB appended`);
+      }
+      const afterAll = anonymousBytes();
+      // a daemon that kept the lines held hundreds of MiB more; what reading grows is the heap (its new space, up to
+      // two semi-spaces of --max-semi-space-size=16 as gameserver-api.service runs it), to a size that stays
+      assert.ok(afterFirst - before < 32 * 1024 * 1024, `grew by ${afterFirst - before} bytes reading 50 MiB`);
+      assert.ok(afterAll - before < 48 * 1024 * 1024, `grew by ${afterAll - before} bytes reading 150 MiB`);
     });
   });
 

@@ -5478,7 +5478,7 @@ const PING_ROUTE: RouteAbout = {
 const HISTORY_MINUTES = 1_440;
 const MINUTE_MS = 60_000;
 const HISTORY_LOG_MAX_BYTES = 64 * 1024 * 1024; // of latest.log at the first read: before that, nothing is known
-const HISTORY_CHUNK_BYTES = 1024 * 1024;
+const HISTORY_CHUNK_BYTES = 64 * 1024; // read and decoded in pieces that the heap's new space collects
 const HISTORY_LINE_SLACK_S = 120; // log lines of several threads may be a little out of order
 const HISTORY_FILE = 'players-history.json';
 const RECENT_KEPT = 20;
@@ -5488,12 +5488,6 @@ export const HISTORY_TYPES = new Set<LineMeaning['type']>([
   ...PRESENCE_TYPES, 'player.chat', 'player.died', 'player.advancement',
 ]);
 const HISTORY_READER = readerOf(HISTORY_TYPES);
-
-/** A meaningful line of a log, at its time of day (seconds since midnight, as written). */
-interface DayLine {
-  secondOfDay: number;
-  meaning: LineMeaning;
-}
 
 /** A meaningful line at its time. */
 interface TimedLine {
@@ -5516,118 +5510,255 @@ interface History {
   timeline(): Promise<Timeline>;
 }
 
-/** The meaningful lines among the whole lines of `data`: only lines holding a hint are decoded. */
-function hintedLines(data: Buffer, end: number, into: DayLine[]): void {
+/** Calls `visit` with each meaningful line of the whole lines of `data` at its time of day (seconds since midnight). */
+function hintedLines(data: Buffer, end: number, visit: (secondOfDay: number, meaning: LineMeaning) => void): void {
   forEachHintedLine(data, end, HISTORY_READER, (meaning, line) => {
     const time = /(\d\d):(\d\d):(\d\d)/.exec(line.time);
-    if (time === null) return;
-    into.push({ secondOfDay: Number(time[1]) * 3600 + Number(time[2]) * 60 + Number(time[3]), meaning });
+    if (time !== null) visit(Number(time[1]) * 3600 + Number(time[2]) * 60 + Number(time[3]), meaning);
   });
 }
 
-/**
- * Log lines carry a time of day, not a date: the last line is dated by `lastDay` (the archive's name, or latest.log's
- * modification), and walking back, a time later than the one after it means the midnight before that one.
- */
-export function dateLines(lines: readonly DayLine[], lastDay: Date, lastSecondOfDay: number): TimedLine[] {
-  const dated: TimedLine[] = new Array(lines.length);
-  let day = new Date(lastDay.getFullYear(), lastDay.getMonth(), lastDay.getDate());
-  let after = lastSecondOfDay;
-  for (let i = lines.length - 1; i >= 0; i--) {
-    const { secondOfDay, meaning } = lines[i];
-    if (secondOfDay > after + HISTORY_LINE_SLACK_S) {
-      day = new Date(day.getFullYear(), day.getMonth(), day.getDate() - 1);
+/** hintedLines over a whole decompressed archive, a piece of about HISTORY_CHUNK_BYTES at a time between turns. */
+async function hintedLinesInPieces(
+  bytes: Buffer,
+  visit: (secondOfDay: number, meaning: LineMeaning) => void,
+): Promise<void> {
+  for (let start = 0; start < bytes.length;) {
+    let end = Math.min(bytes.length, start + HISTORY_CHUNK_BYTES);
+    if (end < bytes.length) {
+      const lastBreak = bytes.lastIndexOf(10, end - 1);
+      // a piece ends at a line's end; a line longer than a piece ends its own piece
+      end = lastBreak >= start ? lastBreak + 1 : bytes.indexOf(10, end) + 1 || bytes.length;
     }
-    after = secondOfDay;
-    dated[i] = {
-      atMs: new Date(day.getFullYear(), day.getMonth(), day.getDate(), 0, 0, secondOfDay).getTime(),
-      meaning,
-    };
+    hintedLines(bytes.subarray(start, end), end - start, visit);
+    start = end;
+    await new Promise((resolve) => setImmediate(resolve));
   }
-  return dated;
+}
+
+/** What a gzip file holds decompressed, as its trailer tells (gunzipFile bounds what is read whatever it tells). */
+function gzipSize(file: string): number | undefined {
+  let opened: { fd: number; stat: fs.Stats };
+  try {
+    opened = openRegularFileSync(file);
+  } catch {
+    return undefined;
+  }
+  try {
+    const trailer = Buffer.alloc(4);
+    const { size } = opened.stat;
+    return fs.readSync(opened.fd, trailer, 0, 4, Math.max(0, size - 4)) === 4 ? trailer.readUInt32LE(0) : undefined;
+  } catch {
+    return undefined;
+  } finally {
+    fs.closeSync(opened.fd);
+  }
+}
+
+/** Players online in a minute that lines were logged in. */
+interface MinuteCount {
+  max: number; // the most at any moment of it
+  // set on a minute that was the latest yet when its first line came: how many were online when a later minute's line
+  // came, which the minutes between hold
+  end?: number;
 }
 
 /**
- * Most players online in each of `minutes` minutes from `fromMs`, replaying the lines oldest first: null before the
- * first line; after the last, the count then, or 0 when the game no longer runs.
+ * A log's lines (an archive, or what latest.log appended) replayed in order from the players online before the first:
+ * no line is kept, only what the history and the status page tell of them. A line has a time of day, not a date: a
+ * time earlier than the line before by more than the slack is the next day, and until `anchorReplay` dates the last
+ * line, every time and minute counts from midnight of the first line's day.
  */
-export function countByMinute(
-  lines: readonly TimedLine[],
-  fromMs: number,
-  minutes: number,
-  running: boolean,
-): Array<number | null> {
-  const counts: Array<number | null> = new Array(minutes).fill(null);
-  const players = new Set<string>();
-  const first = Math.floor(fromMs / MINUTE_MS);
-  let known = -1; // the minute the counts are filled to, as an absolute minute; -1: nothing known yet
-  const fill = (until: number, count: number): void => {
-    for (let m = Math.max(known + 1, first); m < Math.min(until, first + minutes); m++) counts[m - first] = count;
+export interface Replay {
+  startKey: string; // the players online before it: it holds while these are the same
+  players: Set<string>;
+  minutes: Map<number, MinuteCount>; // of the last day before the latest minute (and the latest before those)
+  known: number; // the latest minute a line was in; -1 before the first line
+  recent: TimedLine[]; // its latest news, newest first
+  started: boolean; // it holds a start line: the bounds before it are of an earlier run
+  lastStartMs?: number;
+  lastStopMs?: number;
+  day: number; // the last line's, from the first's
+  lastSecondOfDay?: number;
+  notBefore?: Date; // the day of the line before its first, read earlier
+  firstDay?: Date; // midnight of the first line's day, once dated
+}
+
+const DAY_MS = 24 * 3600 * 1000;
+// minutes kept before the latest: a day, and a clock change's hour
+const REPLAY_KEPT_MINUTES = HISTORY_MINUTES + 61;
+const NEWS_TYPES = new Set<LineMeaning['type']>([
+  'player.joined', 'player.left', 'player.died', 'player.advancement', 'player.chat',
+]);
+
+const playersKey = (players: Iterable<string>): string => JSON.stringify([...players].sort());
+
+/** A replay from `players` online; `after`: the lines follow that replay's, in the same file. */
+export function newReplay(players: Iterable<string>, after?: Replay): Replay {
+  const firstDay = after?.firstDay;
+  return {
+    startKey: playersKey(players), players: new Set(players), minutes: new Map(), known: -1, recent: [], started: false,
+    day: 0, lastSecondOfDay: after?.lastSecondOfDay,
+    notBefore: firstDay && new Date(firstDay.getFullYear(), firstDay.getMonth(), firstDay.getDate() + after!.day),
   };
-  const atLeast = (minute: number, count: number): void => {
-    const i = minute - first;
-    if (i >= 0 && i < minutes) counts[i] = Math.max(counts[i] ?? 0, count);
-  };
-  for (const { atMs, meaning } of lines) {
-    const minute = Math.floor(atMs / MINUTE_MS);
-    if (known !== -1) fill(minute, players.size);
-    atLeast(minute, players.size);
-    applyMeaning({ players, stopping: false, ready: false }, meaning);
-    atLeast(minute, players.size);
-    known = Math.max(known, minute);
+}
+
+/** Replays one line: who is online, the most in its minute, and whether the status page lists it. */
+export function replayLine(replay: Replay, secondOfDay: number, meaning: LineMeaning, withChat: boolean): void {
+  if (replay.lastSecondOfDay !== undefined && secondOfDay < replay.lastSecondOfDay - HISTORY_LINE_SLACK_S) replay.day++;
+  replay.lastSecondOfDay = secondOfDay;
+  const atMs = replay.day * DAY_MS + secondOfDay * 1000;
+  const minute = Math.floor(atMs / MINUTE_MS);
+  const { players, minutes } = replay;
+  let count = minutes.get(minute);
+  if (count === undefined) {
+    count = { max: 0 };
+    minutes.set(minute, count);
+    if (minute > replay.known) replay.known = minute;
   }
-  if (known !== -1) {
-    fill(first + minutes, running ? players.size : 0);
-    if (!running) atLeast(known, 0);
+  count.max = Math.max(count.max, players.size);
+  let news = false;
+  switch (meaning.type) {
+    case 'session.started':
+      players.clear();
+      replay.started = true;
+      replay.lastStartMs = atMs;
+      replay.lastStopMs = undefined;
+      break;
+    case 'server.stopping':
+      replay.lastStopMs ??= atMs;
+      break;
+    case 'player.joined':
+      // a join is logged twice (the login line, then the broadcast): once is news
+      news = !players.has(meaning.player);
+      players.add(meaning.player);
+      break;
+    case 'player.left':
+      news = players.delete(meaning.player);
+      break;
+    default:
+      news = NEWS_TYPES.has(meaning.type) && (meaning.type !== 'player.chat' || withChat);
+  }
+  count.max = Math.max(count.max, players.size);
+  minutes.get(replay.known)!.end = players.size;
+  if (news) {
+    replay.recent.unshift({ atMs, meaning });
+    if (replay.recent.length > RECENT_KEPT) replay.recent.pop();
+  }
+  if (minutes.size > 2 * REPLAY_KEPT_MINUTES) forgetMinutes(replay);
+}
+
+/** Forgets the minutes a day before the latest, but the last one whose end the minutes after it hold. */
+function forgetMinutes(replay: Replay): void {
+  const before = replay.known - REPLAY_KEPT_MINUTES;
+  let carrying = -1;
+  for (const [minute, count] of replay.minutes) {
+    if (minute < before && count.end !== undefined && minute > carrying) carrying = minute;
+  }
+  for (const minute of replay.minutes.keys()) if (minute < before && minute !== carrying) replay.minutes.delete(minute);
+}
+
+/**
+ * Dates a replay by its last line, on `lastDay` (the archive's name, or latest.log's modification), or the day before
+ * when later than `lastSecondOfDay` by more than the slack; never before the lines read before it.
+ */
+export function anchorReplay(replay: Replay, lastDay: Date, lastSecondOfDay: number): void {
+  if (replay.known === -1) return;
+  const back = replay.day + (replay.lastSecondOfDay! > lastSecondOfDay + HISTORY_LINE_SLACK_S ? 1 : 0);
+  let first = new Date(lastDay.getFullYear(), lastDay.getMonth(), lastDay.getDate() - back);
+  // a file not written for days: its days without lines cannot be seen in the times of day
+  if (replay.notBefore !== undefined && replay.notBefore > first) first = replay.notBefore;
+  const at = (relativeMs: number): number => new Date(first.getFullYear(), first.getMonth(),
+    first.getDate() + Math.floor(relativeMs / DAY_MS), 0, 0, 0, relativeMs % DAY_MS).getTime();
+  const minuteOf = (relative: number): number => Math.floor(at(relative * MINUTE_MS) / MINUTE_MS);
+  const minutes = new Map<number, MinuteCount>();
+  for (const [relative, count] of replay.minutes) {
+    // a clock set back an hour makes two minutes one
+    const minute = minuteOf(relative);
+    const same = minutes.get(minute);
+    minutes.set(minute, same === undefined
+      ? count
+      : { max: Math.max(same.max, count.max), end: count.end ?? same.end });
+  }
+  replay.minutes = minutes;
+  replay.known = minuteOf(replay.known);
+  for (const line of replay.recent) line.atMs = at(line.atMs);
+  if (replay.lastStartMs !== undefined) replay.lastStartMs = at(replay.lastStartMs);
+  if (replay.lastStopMs !== undefined) replay.lastStopMs = at(replay.lastStopMs);
+  replay.firstDay = first;
+}
+
+/** Adds to `into` (dated) the dated replay of the lines that follow its own. */
+export function appendReplay(into: Replay, later: Replay): void {
+  for (const [minute, count] of later.minutes) {
+    const same = into.minutes.get(minute);
+    if (minute > into.known || same === undefined) {
+      // a minute before the latest already replayed holds what the minutes around it held: it is not the latest yet
+      into.minutes.set(minute, minute > into.known ? { ...count } : { max: count.max });
+    } else {
+      same.max = Math.max(same.max, count.max);
+      if (minute === into.known) same.end = count.end ?? same.end;
+    }
+  }
+  into.known = Math.max(into.known, later.known);
+  into.players = later.players;
+  into.recent = [...later.recent, ...into.recent].slice(0, RECENT_KEPT);
+  if (later.started) {
+    into.started = true;
+    into.lastStartMs = later.lastStartMs;
+    into.lastStopMs = later.lastStopMs;
+  } else into.lastStopMs ??= later.lastStopMs;
+  if (later.firstDay !== undefined) {
+    into.day = later.day;
+    into.lastSecondOfDay = later.lastSecondOfDay;
+    into.firstDay = later.firstDay;
+  }
+  forgetMinutes(into);
+}
+
+/**
+ * Most players online in each of `minutes` minutes from `fromMs`, as the dated replay tells: null before its first
+ * line; after its last, the count then, or 0 when the game no longer runs.
+ */
+export function countsOf(replay: Replay, fromMs: number, minutes: number, running: boolean): Array<number | null> {
+  const first = Math.floor(fromMs / MINUTE_MS);
+  let carried = -1;
+  for (const [minute, count] of replay.minutes) {
+    if (minute < first && count.end !== undefined && minute > carried) carried = minute;
+  }
+  let held = replay.minutes.get(carried)?.end;
+  const counts: Array<number | null> = new Array(minutes).fill(null);
+  for (let i = 0; i < minutes; i++) {
+    const minute = first + i;
+    const count = replay.minutes.get(minute);
+    if (count !== undefined) {
+      counts[i] = count.end === undefined ? Math.max(held ?? 0, count.max) : count.max;
+      held = count.end ?? held;
+    } else if (held !== undefined) counts[i] = minute > replay.known && !running ? 0 : held;
   }
   return counts;
 }
 
-/** What the status page lists of lines in time order: the latest news, newest first, and the last run's bounds. */
-function recentLines(
-  lines: readonly TimedLine[],
-  withChat: boolean,
-): Pick<Timeline, 'recent' | 'lastStartMs' | 'lastStopMs'> {
-  const online = new Set<string>();
-  const recent: TimedLine[] = [];
-  let lastStartMs: number | undefined;
-  let lastStopMs: number | undefined;
-  for (const line of lines) {
-    const { meaning } = line;
-    if (meaning.type === 'session.started') {
-      online.clear();
-      lastStartMs = line.atMs;
-      lastStopMs = undefined;
-    } else if (meaning.type === 'server.stopping') lastStopMs ??= line.atMs;
-    // a join is logged twice (the login line, then the broadcast): once is news
-    const repeated = meaning.type === 'player.joined'
-      ? online.has(meaning.player)
-      : meaning.type === 'player.left' && !online.has(meaning.player);
-    if (repeated) continue;
-    if (meaning.type === 'player.joined') online.add(meaning.player);
-    if (meaning.type === 'player.left') online.delete(meaning.player);
-    if (meaning.type === 'player.chat' && !withChat) continue;
-    if (['player.joined', 'player.left', 'player.died', 'player.advancement', 'player.chat'].includes(meaning.type)) {
-      recent.unshift(line);
-      if (recent.length > RECENT_KEPT) recent.pop();
-    }
-  }
-  return { recent, lastStartMs, lastStopMs };
-}
-
 /**
- * History (docs/api.md#get-apiplayershistory), rebuilt from the logs: the archives of the last day read once each, and
- * latest.log's appends alone on each call. With STATE_DIRECTORY the counts are kept there too, once a minute, and stand
- * where the logs tell less (archives deleted, or a roll beyond the archive bounds).
+ * History (docs/api.md#get-apiplayershistory), replayed from the logs (docs/performance.md#the-players-history): each
+ * archive of the last day once, then latest.log once and only its appends after, keeping no line; the answer is made
+ * again only when a log changed or the minute turned. With STATE_DIRECTORY the counts are kept there too, once a
+ * minute, and stand where the logs tell less (archives deleted, or a roll beyond the archive bounds).
  */
 class PlayersHistory implements History {
   private readonly logDir: string;
-  private readonly archives = new Map<string, { signature: string; lines: TimedLine[] }>();
-  private latest: { dev: number; ino: number; offset: number; lines: DayLine[] } | undefined;
+  private listed: { mtimeMs: number; readMs: number; names: string[] } | undefined;
+  private readonly archives = new Map<string, { signature: string; bytes: number; replay: Replay }>();
+  private archivesKey = '';
+  private latest: { dev: number; ino: number; offset: number; replay: Replay } | undefined;
+  private changes = 0; // of the replays: an answer is made again when they changed
+  private answer: { key: string; timeline: Timeline } | undefined;
   private readonly stateFile: string | undefined;
   private kept: Map<number, number> | undefined; // minute → count, from the state file
   private savedMinute = -1;
   private readonly fault = createFaultLog('keeping the players history');
+  // one reading at a time: the history route and the status page share what was read, and neither reads it twice
+  private readonly turns = createSerialQueue();
 
   constructor(
     private readonly config: Readonly<Config>,
@@ -5645,13 +5776,22 @@ class PlayersHistory implements History {
     });
   }
 
-  async timeline(): Promise<Timeline> {
+  timeline(): Promise<Timeline> {
+    return this.turns(() => this.makeTimeline());
+  }
+
+  private async makeTimeline(): Promise<Timeline> {
     const nowMinute = Math.floor(Date.now() / MINUTE_MS);
     const fromMs = (nowMinute - HISTORY_MINUTES + 1) * MINUTE_MS;
-    // in time order: an archive's run may be newer than a latest.log that was not written since (a copy put back)
-    const lines = [...await this.readArchives(fromMs), ...this.readLatest()]
-      .filter(({ atMs }) => atMs < (nowMinute + 1) * MINUTE_MS).sort((a, b) => a.atMs - b.atMs);
-    const counts = countByMinute(lines, fromMs, HISTORY_MINUTES, this.game.find() !== undefined);
+    // in time order: the archives oldest first, then latest.log from the players the last of them left online
+    const replays = await this.readArchives(fromMs);
+    replays.push(await this.readLatest(replays[replays.length - 1]?.players ?? new Set()));
+    const running = this.game.find() !== undefined;
+    const key = `${this.changes} ${nowMinute} ${running}`;
+    if (this.answer?.key === key) return this.answer.timeline;
+    const whole = newReplay([]);
+    for (const replay of replays) appendReplay(whole, replay);
+    const counts = countsOf(whole, fromMs, HISTORY_MINUTES, running);
     const stored = this.readKept();
     const first = Math.floor(fromMs / MINUTE_MS);
     // what was kept was read from logs that may be gone since: where the logs now tell less, it stands
@@ -5662,21 +5802,23 @@ class PlayersHistory implements History {
     for (let i = 0; i < counts.length; i++) if (counts[i] !== null) stored.set(first + i, counts[i]!);
     for (const minute of stored.keys()) if (minute < first) stored.delete(minute);
     this.save(fromMs, counts);
-    return { counts, fromMs, ...recentLines(lines, this.config.statusPageChat) };
+    const { recent, lastStartMs, lastStopMs } = whole;
+    const timeline = {
+      counts, fromMs, recent: recent.filter(({ atMs }) => atMs < (nowMinute + 1) * MINUTE_MS), lastStartMs, lastStopMs,
+    };
+    this.answer = { key, timeline };
+    return timeline;
   }
 
-  /** The lines of the archives of the days from `fromMs` on, each archive read again only once it changed. */
-  private async readArchives(fromMs: number): Promise<TimedLine[]> {
+  /**
+   * The replays of the archives of the days from `fromMs` on, oldest first: the newest ARCHIVE_MAX_FILES within
+   * ARCHIVE_MAX_BYTES decompressed, each read again only once it changed, or the players online before it did.
+   */
+  private async readArchives(fromMs: number): Promise<Replay[]> {
     const { logDir, archives } = this;
-    let names: string[] = [];
-    try {
-      names = fs.readdirSync(logDir).filter((name) => ARCHIVE_NAME.test(name));
-    } catch {
-      // no logs folder: nothing archived
-    }
     const oldestDay = new Date(fromMs);
     const firstDay = new Date(oldestDay.getFullYear(), oldestDay.getMonth(), oldestDay.getDate()).getTime();
-    const wanted = names.map((name) => {
+    const wanted = this.archiveNames().map((name) => {
       const [, year, month, day] = ARCHIVE_NAME.exec(name)!;
       return {
         name,
@@ -5686,58 +5828,106 @@ class PlayersHistory implements History {
     }).filter(({ day }) => day.getTime() >= firstDay)
       .sort((a, b) => b.day.getTime() - a.day.getTime() || b.n - a.n)
       .slice(0, ARCHIVE_MAX_FILES);
-    const lines: TimedLine[][] = [];
+    const chosen: Array<{ name: string; day: Date; file: string; signature: string; allowed: number }> = [];
     let budget = ARCHIVE_MAX_BYTES;
     for (const { name, day } of wanted) {
       const file = path.join(logDir, name);
       const stat = fs.statSync(file, { throwIfNoEntry: false });
       if (stat === undefined) continue;
       const signature = `${stat.size}:${stat.mtimeMs}`;
-      let known = archives.get(name);
-      if (known?.signature !== signature) {
-        const text = budget > 0 ? await gunzipFile(file, budget) : undefined;
-        if (text === undefined) break;
-        budget -= text.length;
-        const found: DayLine[] = [];
-        const bytes = Buffer.from(text, 'utf8');
-        hintedLines(bytes, bytes.length, found);
-        known = { signature, lines: dateLines(found, day, 24 * 3600) };
-        archives.set(name, known);
-      }
-      lines.unshift(known.lines);
+      const known = archives.get(name);
+      const bytes = known?.signature === signature ? known.bytes : gzipSize(file);
+      if (bytes === undefined || bytes > budget) break;
+      chosen.unshift({ name, day, file, signature, allowed: budget });
+      budget -= bytes;
     }
-    for (const name of archives.keys()) if (!wanted.some((w) => w.name === name)) archives.delete(name);
-    return lines.flat();
+    const replays: Replay[] = [];
+    let players: ReadonlySet<string> = new Set();
+    for (const { name, day, file, signature, allowed } of chosen) {
+      let known = archives.get(name);
+      if (known?.signature !== signature || known.replay.startKey !== playersKey(players)) {
+        archives.delete(name);
+        const text = await gunzipFile(file, allowed);
+        if (text === undefined) continue;
+        const bytes = Buffer.from(text, 'utf8');
+        const replay = newReplay(players);
+        await hintedLinesInPieces(bytes, (secondOfDay, meaning) =>
+          replayLine(replay, secondOfDay, meaning, this.config.statusPageChat));
+        anchorReplay(replay, day, 24 * 3600);
+        known = { signature, bytes: bytes.length, replay };
+        archives.set(name, known);
+        this.changes++;
+      }
+      replays.push(known.replay);
+      players = known.replay.players;
+    }
+    for (const name of archives.keys()) if (!chosen.some((c) => c.name === name)) archives.delete(name);
+    const archivesKey = chosen.map(({ name, signature }) => `${name} ${signature}`).join('\n');
+    if (archivesKey !== this.archivesKey) this.changes++;
+    this.archivesKey = archivesKey;
+    return replays;
   }
 
-  /** latest.log's lines, reading what was appended since the last call (the whole file once, up to 64 MiB). */
-  private readLatest(): TimedLine[] {
-    let fd: number;
+  /** The archives' names in the logs folder, listed again when the folder changed. */
+  private archiveNames(): string[] {
+    const stat = fs.statSync(this.logDir, { throwIfNoEntry: false });
+    if (stat === undefined) return [];
+    const { listed } = this;
+    // a change within the clock tick of the listing would not show in the folder's time: a recent listing is redone
+    if (listed?.mtimeMs === stat.mtimeMs && listed.readMs - stat.mtimeMs > 1000) return listed.names;
+    const readMs = Date.now();
+    let names: string[] = [];
+    try {
+      names = fs.readdirSync(this.logDir).filter((name) => ARCHIVE_NAME.test(name));
+    } catch {
+      // no logs folder: nothing archived
+    }
+    this.listed = { mtimeMs: stat.mtimeMs, readMs, names };
+    return names;
+  }
+
+  /**
+   * The replay of latest.log from `players` online before its first line, reading what was appended since the last
+   * call (the whole file once, up to 64 MiB); read again from the top when those players changed.
+   */
+  private async readLatest(players: ReadonlySet<string>): Promise<Replay> {
+    let handle: fs.promises.FileHandle;
     let stat: fs.Stats;
     try {
-      ({ fd, stat } = openRegularFileSync(latestLogPath(this.config), 'latest.log'));
+      ({ handle, stat } = await openRegularFile(latestLogPath(this.config), 'latest.log'));
     } catch {
+      if (this.latest !== undefined) this.changes++;
       this.latest = undefined;
-      return [];
+      return newReplay(players);
     }
     let { latest } = this;
     try {
-      if (latest === undefined || latest.dev !== stat.dev || latest.ino !== stat.ino || stat.size < latest.offset) {
+      if (latest === undefined || latest.dev !== stat.dev || latest.ino !== stat.ino || stat.size < latest.offset
+        || latest.replay.startKey !== playersKey(players)) {
         // a new file (a roll: the old one is an archive now), or one truncated: from the top
         this.latest = latest = {
-          dev: stat.dev, ino: stat.ino, offset: Math.max(0, stat.size - HISTORY_LOG_MAX_BYTES), lines: [],
+          dev: stat.dev, ino: stat.ino, offset: Math.max(0, stat.size - HISTORY_LOG_MAX_BYTES),
+          replay: newReplay(players),
         };
+        this.changes++;
         if (latest.offset > 0) {
           // the first line from there is cut: skip to the next one
           const probe = Buffer.alloc(LOG_LINE_MAX_BYTES);
-          const read = fs.readSync(fd, probe, 0, probe.length, latest.offset);
-          const lineEnd = probe.subarray(0, read).indexOf(10);
-          latest.offset += lineEnd === -1 ? read : lineEnd + 1;
+          const { bytesRead } = await handle.read(probe, 0, probe.length, latest.offset);
+          const lineEnd = probe.subarray(0, bytesRead).indexOf(10);
+          latest.offset += lineEnd === -1 ? bytesRead : lineEnd + 1;
         }
       }
+      if (latest.offset >= stat.size) return latest.replay;
+      const appended = newReplay(latest.replay.players, latest.replay);
+      const replayAppended = (secondOfDay: number, meaning: LineMeaning): void =>
+        replayLine(appended, secondOfDay, meaning, this.config.statusPageChat);
       const chunk = Buffer.allocUnsafe(HISTORY_CHUNK_BYTES);
+      // a piece at a time on libuv's threads: the first read of a large log holds no other request up
       while (latest.offset < stat.size) {
-        const read = fs.readSync(fd, chunk, 0, Math.min(chunk.length, stat.size - latest.offset), latest.offset);
+        const { bytesRead: read } = await handle.read(
+          chunk, 0, Math.min(chunk.length, stat.size - latest.offset), latest.offset,
+        );
         if (read === 0) break;
         const lastBreak = chunk.subarray(0, read).lastIndexOf(10);
         if (lastBreak === -1) {
@@ -5746,17 +5936,18 @@ class PlayersHistory implements History {
           latest.offset += read;
           continue;
         }
-        hintedLines(chunk, lastBreak, latest.lines);
+        hintedLines(chunk, lastBreak, replayAppended);
         latest.offset += lastBreak + 1;
       }
+      if (appended.known === -1) return latest.replay;
+      const modified = stat.mtime;
+      anchorReplay(appended, modified, modified.getHours() * 3600 + modified.getMinutes() * 60 + modified.getSeconds());
+      appendReplay(latest.replay, appended);
+      this.changes++;
+      return latest.replay;
     } finally {
-      fs.closeSync(fd);
+      await handle.close();
     }
-    const last = latest.lines[latest.lines.length - 1];
-    if (last === undefined) return [];
-    const modified = stat.mtime;
-    const secondOfDay = modified.getHours() * 3600 + modified.getMinutes() * 60 + modified.getSeconds();
-    return dateLines(latest.lines, modified, secondOfDay);
   }
 
   /** The counts of the state file, read once: minute → count. */
