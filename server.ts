@@ -510,7 +510,7 @@ function createDaemon(config: Readonly<Config>, clock: Clock = readClock()): Dae
   const game = createGameFinder(config, clock);
   const presence = new LogFollower(config, clock, game);
   const gameConsole = createGameConsole(config, game, presence);
-  const readiness = createReadiness(config, game, presence);
+  const readiness = createReadiness(config, game, presence, shared);
   const events = new LiveEvents(config, clock, game, presence, [readiness.detect]);
   const history = new PlayersHistory(config, game, shared);
   const features: Features = {
@@ -527,7 +527,7 @@ function createDaemon(config: Readonly<Config>, clock: Clock = readClock()): Dae
     events,
     readiness,
     history,
-    statusPage: createStatusPage(config, clock, presence, readiness, history),
+    statusPage: createStatusPage(config, clock, presence, readiness, history, shared),
     metrics: new MetricsExporter(config, clock, game, presence, events, shared, readiness),
     api: createApiDescription(routes),
   };
@@ -5387,7 +5387,12 @@ interface Readiness {
  * Readiness (docs/api.md#get-apiping): the game's own answer on its own port, or with enable-status=false the Done line
  * of the current run. A ready answer is reused for 5 s, a not-ready one for 1 s; one ping at a time.
  */
-function createReadiness(config: Readonly<Config>, game: GameFinder, presence: Presence): Readiness {
+function createReadiness(
+  config: Readonly<Config>,
+  game: GameFinder,
+  presence: Presence,
+  shared: SharedAnswers,
+): Readiness {
   let last: { atMs: number; identity: string | undefined; state: ReadyState } | undefined;
   let inFlight: Promise<ReadyState> | undefined;
 
@@ -5421,7 +5426,8 @@ function createReadiness(config: Readonly<Config>, game: GameFinder, presence: P
   };
 
   return {
-    async ping() {
+    // the answer made once per 50 ms like every read route's; the game's own answer is reused for up to 5 s
+    ping: () => shared('ping', async () => {
       const { game: current, ready, answer } = await check();
       return jsonReply({
         ok: true, online: current !== undefined, ready,
@@ -5432,7 +5438,7 @@ function createReadiness(config: Readonly<Config>, game: GameFinder, presence: P
           ...answer.favicon === undefined ? {} : { favicon: answer.favicon },
         },
       });
-    },
+    }),
     check,
     detect(publish) {
       let announced: string | undefined; // the run whose readiness is known
@@ -6266,6 +6272,7 @@ function createStatusPage(
   presence: Presence,
   readiness: Readiness,
   history: History,
+  shared: SharedAnswers,
 ): StatusPage {
   const policy = statusPagePolicy(config.avatarUrl);
   const avatarFor = (player: string): string | undefined => {
@@ -6390,7 +6397,8 @@ ${since}
     };
   };
 
-  return { render };
+  // docs/api.md#freshness: made at most 20 times a second, like every read route's answer, whoever asks
+  return { render: () => shared('status page', render) };
 }
 
 const STATUS_PAGE_ROUTE: RouteAbout = {
