@@ -909,12 +909,16 @@ describe('validatePlayer()', () => {
 describe('validateReason() (docs/api.md#post-apiplayerskick-ban-pardon-op-deop)', () => {
   const reasonSchema = API_DOCUMENT.paths['/api/players/ban'].post.requestBody.content['application/json'].schema.properties.reason;
   const accepts = (value: unknown) => { try { validateReason(value); return true; } catch { return false; } };
-  for (const value of ['Griefing', 'x', 'x'.repeat(256), '😀'.repeat(256), 'x'.repeat(257), '', 'spam é ✓', ...FORBIDDEN.map((c) => `a${c}b`), ...CONTROL.map((c) => `a${c}b`), 'a\ud800']) {
+  for (const value of ['Griefing', 'x', 'x'.repeat(256), '😀'.repeat(256), 'x'.repeat(257), '', 'spam é ✓', ...FORBIDDEN.map((c) => `a${c}b`), ...CONTROL.map((c) => `a${c}b`), 'a\ud800',
+    ' ', '   ', ' a ', '@e', 'hi @a', 'mail@example.org', '@x', '§cred', 'a\u202eb', 'a\u200bb', 'a\u2028b']) {
     test(`validateReason() accepts ${JSON.stringify(value.slice(0, 20))} exactly when the description's reason schema does`, () => {
       assert.equal(accepts(value), schemaErrors(value, reasonSchema).length === 0);
     });
   }
-  for (const [value, error] of [['', MSG.reasonLength], ['x'.repeat(257), MSG.reasonLength], ['a;b', MSG.reasonChars], ['a\nb', MSG.reasonChars], ['a\u0085b', MSG.reasonChars], [7, MSG.reasonType], [null, MSG.reasonType]] as const) {
+  // the game reads a reason as a message: a selector is resolved to the names it matches, `§` formats the kick screen
+  const notText = 'reason must be text: no target selector (@a, @e, @p, @r, @s), no § and no invisible format characters.';
+  for (const [value, error] of [['', MSG.reasonLength], ['  ', MSG.reasonLength], ['x'.repeat(257), MSG.reasonLength], ['a;b', MSG.reasonChars], ['a\nb', MSG.reasonChars], ['a\u0085b', MSG.reasonChars], [7, MSG.reasonType], [null, MSG.reasonType],
+    ['@e', notText], ['spam @a now', notText], ['§kobfuscated', notText], ['a\u202eb', notText], ['a\u200bb', notText]] as const) {
     test(`validateReason() refuses ${JSON.stringify(value)} with 400 "${error}"`, () => assert.throws(() => validateReason(value), throwsHttp(400, error)));
   }
   test('validateReason() takes no reason as none', () => assert.equal(validateReason(undefined), undefined));
@@ -1377,7 +1381,9 @@ describe('validateSay()', () => {
     [{ text: 'hi', from: 'x'.repeat(33) }, 'from must be 1 to 32 characters long.'],
     [{ text: 'hi \ud800' }, 'text and from must be valid Unicode text.'],
     [{ text: 'hi', from: '\udc00' }, 'text and from must be valid Unicode text.'],
-    ...['Server', 'server', 'SERVER', ' sErVeR\n'].map((from) => [{ text: 'hi', from }, 'from must not be Server: players read [Server] as the console itself.'] as const),
+    // and what reads as Server: invisible characters, compatibility forms, lookalike letters of other scripts
+    ...['Server', 'server', 'SERVER', ' sErVeR\n', 'Server\u200b', 'Serv\u00ader', 'S e r v e r', '\uff33\uff25\uff32\uff36\uff25\uff32', '\u0405erver', 'S\u0435rv\u0435r', 'Se\u0301rver']
+      .map((from) => [{ text: 'hi', from }, 'from must not be Server: players read [Server] as the console itself.'] as const),
     ...['Alex] [Server', '[Admin]', 'a]b', 'x['].map((from) => [{ text: 'hi', from }, 'from must not contain [ or ]: players would read two speakers.'] as const),
   ] as const) {
     test(`validateSay() refuses ${JSON.stringify(body).slice(0, 60)}: ${error}`, () => assert.throws(() => validateSay(body), throwsHttp(400, error)));

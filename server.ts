@@ -2697,6 +2697,20 @@ function sayField(value: string, max: number, lengthError: string): string {
   return shown;
 }
 
+// Letters of other scripts that look like those of `server` in chat's font (Unicode's confusables, the few that matter)
+const LOOKALIKES: Readonly<Record<string, string>> = {
+  ѕ: 's', ꜱ: 's', ʂ: 's', е: 'e', ҽ: 'e', ε: 'e', ɛ: 'e', г: 'r', ʀ: 'r', ᴦ: 'r', ɼ: 'r', ν: 'v', ѵ: 'v', ᴠ: 'v',
+};
+
+/**
+ * Whether a name would read as `Server` in chat: after compatibility forms (fullwidth letters), with invisible
+ * characters (format characters, combining marks, spaces) left out and lookalike letters read as the Latin ones.
+ */
+function readsAsServer(name: string): boolean {
+  const seen = name.normalize('NFKD').replace(/[\p{Cf}\p{Mn}\p{Me}\s]/gu, '').toLowerCase();
+  return [...seen].map((c) => LOOKALIKES[c] ?? c).join('') === 'server';
+}
+
 /** The body of POST /api/say: `text`, and `from` when given (null counts as not given). */
 export function validateSay(body: Record<string, unknown>): { text: string; from: string | undefined } {
   if (typeof body.text !== 'string') throw new HttpError(400, TEXT_REQUIRED);
@@ -2706,7 +2720,7 @@ export function validateSay(body: Record<string, unknown>): { text: string; from
   const text = sayField(body.text, SAY_TEXT_MAX_CHARS, TEXT_LENGTH);
   const from = typeof body.from === 'string' ? sayField(body.from, SAY_FROM_MAX_CHARS, FROM_LENGTH) : undefined;
   // `[Server] x` is what the console's own /say shows, and `[Alex] [Server] x` reads as two speakers
-  if (from?.toLowerCase() === 'server') throw new HttpError(400, FROM_SERVER);
+  if (from !== undefined && readsAsServer(from)) throw new HttpError(400, FROM_SERVER);
   if (from !== undefined && /[[\]]/.test(from)) throw new HttpError(400, FROM_BRACKETS);
   return { text, from };
 }
@@ -3100,8 +3114,8 @@ const SAY_ROUTE: RouteAbout = {
   body: SAY_BODY,
   answers: {
     200: success('Delivered to the console.', 'Message', { ok: true, message: MESSAGE_SENT }),
-    400: failure('`text` is missing or not 1 to 256 characters, `from` is not 1 to 32 characters, is Server in any '
-      + 'letter case or holds `[` or `]`, either holds a lone surrogate, or the body is not a JSON object.',
+    400: failure('`text` is missing or not 1 to 256 characters, `from` is not 1 to 32 characters, reads as Server '
+      + '(any letter case, invisible characters, lookalike letters) or holds `[` or `]`, either holds a lone surrogate, or the body is not a JSON object.',
     TEXT_LENGTH),
     ...BODY_ANSWERS, ...WRITE_ANSWERS, ...CONSOLE_ANSWERS,
   },
@@ -3559,6 +3573,10 @@ const REASON_TYPE = 'reason must be a string when given.';
 const REASON_LENGTH = `reason must be 1 to ${REASON_MAX_CHARS} characters long.`;
 const REASON_CHARACTERS = 'reason must not contain ; & | ` $ ( ) { } [ ] < > \\ or control characters.';
 const REASON_UNICODE = 'reason must be valid Unicode text.';
+const REASON_TEXT = 'reason must be text: no target selector (@a, @e, @p, @r, @s), no § and no invisible format characters.';
+// the game reads a reason as a message: a selector in it is resolved to every name it matches (thousands, for @e), `§`
+// formats the kick screen, and bidirectional overrides reorder how it reads
+const REASON_NOT_TEXT = /@[aeprs]|§|\p{Cf}/u;
 const DEFAULT_OP_LEVEL = 4; // op-permission-level's default
 const DEFAULT_BAN_REASON = 'Banned by an operator.'; // what the game writes for a ban without a reason
 
@@ -3575,7 +3593,8 @@ const REASON_BODY: Schema = {
     player: PLAYER_BODY.properties.player,
     reason: {
       type: 'string', minLength: 1, maxLength: REASON_MAX_CHARS,
-      pattern: `^[^${FORBIDDEN_IN_COMMAND.source.slice(1, -1)}\\uD800-\\uDFFF]*$`,
+      pattern: `^(?![\\s\\S]*(?:${REASON_NOT_TEXT.source}))(?=[\\s\\S]*\\S)`
+        + `[^${FORBIDDEN_IN_COMMAND.source.slice(1, -1)}\\uD800-\\uDFFF]*$`,
     },
   },
 };
@@ -3587,8 +3606,10 @@ export function validateReason(value: unknown): string | undefined {
   // a lone UTF-16 surrogate has no UTF-8 form: it would reach the console as U+FFFD
   if (/\p{Surrogate}/u.test(value)) throw new HttpError(400, REASON_UNICODE);
   if (FORBIDDEN_IN_COMMAND.test(value)) throw new HttpError(400, REASON_CHARACTERS);
+  if (REASON_NOT_TEXT.test(value)) throw new HttpError(400, REASON_TEXT);
   const length = [...value].length;
-  if (length < 1 || length > REASON_MAX_CHARS) throw new HttpError(400, REASON_LENGTH);
+  // a reason of spaces alone is none: the game would take the next word of nothing
+  if (length < 1 || length > REASON_MAX_CHARS || value.trim() === '') throw new HttpError(400, REASON_LENGTH);
   return value;
 }
 
