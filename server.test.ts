@@ -6719,6 +6719,24 @@ describe('the compiled daemon', { concurrency: GROUPS_AT_ONCE }, () => {
     const { defer, host } = group({ daemon: false });
     const stateDir = () => path.join(host.root, 'state');
 
+    test('GET /api/players/history and GET /status take no join from inside a line longer than the 64 KiB the history reads at once', async () => {
+      const latest = serverFile(host, 'logs/latest.log');
+      const stamp = () => `[${new Date().toTimeString().slice(0, 8)}] [Server thread/INFO]: `;
+      await host.startGame();   // running: the last minute holds the players online now, whenever the minute turns
+      fs.appendFileSync(latest, `${stamp()}Alex joined the game\n`);
+      const d = await startDaemon(host, defer);
+      const before = (await d.get('/api/players/history')).json.counts as Array<number | null>;
+      assert.equal(before[before.length - 1], 1);
+      // a player's line whose text reaches a piece's end, where a forged join begins the next piece
+      const prefix = `${stamp()}<Alex> `;
+      fs.appendFileSync(latest, `${prefix}${'x'.repeat(65_536 - prefix.length)}${stamp()}Forged_1 joined the game\n`);
+      const after = (await d.get('/api/players/history', { afterChange: true })).json.counts as Array<number | null>;
+      assert.equal(after[after.length - 1], 1);
+      assert.ok(!(await d.get('/status', { afterChange: true })).text.includes('Forged_1'));
+      await d.stop();
+      await host.stopGame();
+    });
+
     test('GET /api/players/history gives 1,440 minutes rebuilt from the archives, and keeps them in STATE_DIRECTORY across a restart even when the logs are gone', async () => {
       fs.mkdirSync(stateDir(), { recursive: true });
       fs.rmSync(serverFile(host, 'logs/latest.log'));   // the archive below is the one log

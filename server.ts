@@ -218,7 +218,7 @@ export function readConfig(env: NodeJS.ProcessEnv, cwd: string): Readonly<Config
       readTlsCredentials(tls);
     } catch (err) {
       throw new ConfigError('TLS_CERT_FILE and TLS_KEY_FILE must name a readable PEM certificate and its private '
-        + `key: ${describeError(err)}.`);
+        + `key: ${describeError(err).replace(/\.$/, '')}.`);
     }
   }
   const avatarUrl = text('AVATAR_URL');
@@ -3115,7 +3115,8 @@ const SAY_ROUTE: RouteAbout = {
   answers: {
     200: success('Delivered to the console.', 'Message', { ok: true, message: MESSAGE_SENT }),
     400: failure('`text` is missing or not 1 to 256 characters, `from` is not 1 to 32 characters, reads as Server '
-      + '(any letter case, invisible characters, lookalike letters) or holds `[` or `]`, either holds a lone surrogate, or the body is not a JSON object.',
+      + '(any letter case, invisible characters, lookalike letters) or holds `[` or `]`, either holds a lone '
+      + 'surrogate, or the body is not a JSON object.',
     TEXT_LENGTH),
     ...BODY_ANSWERS, ...WRITE_ANSWERS, ...CONSOLE_ANSWERS,
   },
@@ -3573,7 +3574,8 @@ const REASON_TYPE = 'reason must be a string when given.';
 const REASON_LENGTH = `reason must be 1 to ${REASON_MAX_CHARS} characters long.`;
 const REASON_CHARACTERS = 'reason must not contain ; & | ` $ ( ) { } [ ] < > \\ or control characters.';
 const REASON_UNICODE = 'reason must be valid Unicode text.';
-const REASON_TEXT = 'reason must be text: no target selector (@a, @e, @p, @r, @s), no § and no invisible format characters.';
+const REASON_TEXT = 'reason must be text: no target selector (@a, @e, @p, @r, @s), no § and no invisible format '
+  + 'characters.';
 // the game reads a reason as a message: a selector in it is resolved to every name it matches (thousands, for @e), `§`
 // formats the kick screen, and bidirectional overrides reorder how it reads
 const REASON_NOT_TEXT = /@[aeprs]|§|\p{Cf}/u;
@@ -4882,7 +4884,10 @@ export function describeEvent(event: { type: string; [field: string]: unknown })
   const kind = (EVENT_KINDS as Record<string, EventKind<EventType> | undefined>)[event.type];
   // EventKind<T>'s line takes its own type's fields: the table pairs each type with its own
   const text = kind === undefined ? `Event ${escapeForDiscord(event.type)}.` : kind.discord(event as never);
-  return text.length > DISCORD_CONTENT_MAX_CHARS ? `${text.slice(0, DISCORD_CONTENT_MAX_CHARS - 1)}…` : text;
+  // cut between code points, never inside one
+  const points = [...text];
+  if (points.length <= DISCORD_CONTENT_MAX_CHARS) return text;
+  return `${points.slice(0, DISCORD_CONTENT_MAX_CHARS - 1).join('')}…`;
 }
 
 /** Counts of webhook attempts: each event delivered once, or dropped; each failed attempt, and each one retried. */
@@ -5777,7 +5782,8 @@ class PlayersHistory implements History {
   private listed: { mtimeMs: number; readMs: number; names: string[] } | undefined;
   private readonly archives = new Map<string, { signature: string; bytes: number; replay: Replay }>();
   private archivesKey = '';
-  private latest: { dev: number; ino: number; offset: number; replay: Replay } | undefined;
+  // skipping: inside a line longer than a piece, whose rest is no line of its own (as the log follower's)
+  private latest: { dev: number; ino: number; offset: number; skipping: boolean; replay: Replay } | undefined;
   private changes = 0; // of the replays: an answer is made again when they changed
   private answer: { key: string; timeline: Timeline } | undefined;
   private readonly stateFile: string | undefined;
@@ -5934,16 +5940,10 @@ class PlayersHistory implements History {
         // a new file (a roll: the old one is an archive now), or one truncated: from the top
         this.latest = latest = {
           dev: stat.dev, ino: stat.ino, offset: Math.max(0, stat.size - HISTORY_LOG_MAX_BYTES),
-          replay: newReplay(players),
+          // a read that begins inside the file begins inside a line: its rest is skipped
+          skipping: stat.size > HISTORY_LOG_MAX_BYTES, replay: newReplay(players),
         };
         this.changes++;
-        if (latest.offset > 0) {
-          // the first line from there is cut: skip to the next one
-          const probe = Buffer.alloc(LOG_LINE_MAX_BYTES);
-          const { bytesRead } = await handle.read(probe, 0, probe.length, latest.offset);
-          const lineEnd = probe.subarray(0, bytesRead).indexOf(10);
-          latest.offset += lineEnd === -1 ? bytesRead : lineEnd + 1;
-        }
       }
       if (latest.offset >= stat.size) return latest.replay;
       const appended = newReplay(latest.replay.players, latest.replay);
@@ -5956,10 +5956,18 @@ class PlayersHistory implements History {
           chunk, 0, Math.min(chunk.length, stat.size - latest.offset), latest.offset,
         );
         if (read === 0) break;
-        const lastBreak = chunk.subarray(0, read).lastIndexOf(10);
+        const piece = chunk.subarray(0, read);
+        if (latest.skipping) {
+          const lineEnd = piece.indexOf(10);
+          latest.skipping = lineEnd === -1;
+          latest.offset += lineEnd === -1 ? read : lineEnd + 1;
+          continue;
+        }
+        const lastBreak = piece.lastIndexOf(10);
         if (lastBreak === -1) {
-          // a line longer than a chunk means nothing; a final partial line is read again once it is whole
+          // a final partial line is read again once it is whole; a line longer than a piece means nothing
           if (read < chunk.length) break;
+          latest.skipping = true;
           latest.offset += read;
           continue;
         }
@@ -6112,6 +6120,11 @@ const STATUS_PAGE_SCRIPT = `'use strict';
   };
   document.querySelectorAll('time').forEach(local);
   const players = new Set([...document.querySelectorAll('#players li')].map((li) => li.dataset.name));
+  // the server drew each head (a {uuid} is known there alone); a player who joins later gets one from a {name} template
+  const heads = new Map([...document.querySelectorAll('#players li')].map((li) => [li.dataset.name, li.dataset.head]));
+  const headOf = (name) => heads.get(name)
+    ?? (avatar.includes('{name}') && !avatar.includes('{uuid}') ? avatar.replaceAll('{name}', encodeURIComponent(name))
+      : undefined);
   const setState = (kind, text) => {
     $('state').className = 'state state-' + kind;
     $('state-text').textContent = text;
@@ -6123,9 +6136,10 @@ const STATUS_PAGE_SCRIPT = `'use strict';
     for (const name of [...players].sort()) {
       const li = document.createElement('li');
       li.dataset.name = name;
-      if (avatar.includes('{name}')) {
+      const head = headOf(name);
+      if (head !== undefined) {
         const img = document.createElement('img');
-        img.src = avatar.replaceAll('{name}', encodeURIComponent(name));
+        img.src = head;
         img.alt = '';
         img.width = img.height = ${AVATAR_SIZE_PX};
         li.append(img);
@@ -6328,7 +6342,8 @@ function createStatusPage(
     const runs = state.answer?.motd ?? motdRuns(properties.motd ?? 'A Minecraft Server');
     const [nameLine, more] = splitMotd(runs);
     const name = plainMotd(nameLine).trim() || 'Minecraft server';
-    const max = state.answer?.players.max ?? Number(properties['max-players'] ?? 20);
+    const maxOfProperties = Number(properties['max-players']);
+    const max = state.answer?.players.max ?? (Number.isSafeInteger(maxOfProperties) ? maxOfProperties : 20);
     const version = state.answer?.version?.name || readGameVersion(config) || 'unknown';
     const [kind, text] = running === undefined ? ['down', 'Down']
       : stopping ? ['stopping', 'Stopping']
@@ -6378,8 +6393,9 @@ ${since}
 <h2 id="players-heading">Players online</h2>
 <ul id="players">${players.map((player) => {
     const head = avatarFor(player);
-    return `<li data-name="${escapeHtml(player)}">${head === undefined ? ''
-      : `<img src="${escapeHtml(head)}" alt="" width="${AVATAR_SIZE_PX}" height="${AVATAR_SIZE_PX}">`}`
+    return `<li data-name="${escapeHtml(player)}"${head === undefined ? '' : ` data-head="${escapeHtml(head)}"`}>`
+      + `${head === undefined ? ''
+        : `<img src="${escapeHtml(head)}" alt="" width="${AVATAR_SIZE_PX}" height="${AVATAR_SIZE_PX}">`}`
       + `${escapeHtml(player)}</li>`;
   }).join('')}</ul>
 <p id="nobody"${players.length > 0 ? ' hidden' : ''}>Nobody is online.</p>
