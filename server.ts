@@ -2570,9 +2570,10 @@ async function sessionFromArchives(logDir: string, startedAtMs: number): Promise
   const texts: string[] = [];
   let budget = ARCHIVE_MAX_BYTES;
   for (const { name } of newestFirst) {
-    const text = budget > 0 ? await gunzipFile(path.join(logDir, name), budget) : undefined;
-    if (text === undefined) return newSession();
-    budget -= text.length;
+    const bytes = budget > 0 ? await gunzipFile(path.join(logDir, name), budget) : undefined;
+    if (bytes === undefined) return newSession();
+    budget -= bytes.length;
+    const text = bytes.toString('utf8');
     texts.unshift(text);
     const start = text.split('\n').reverse()
       .find((line) => readLogLine(line, PRESENCE_TYPES)?.type === 'session.started');
@@ -2591,7 +2592,8 @@ async function sessionFromArchives(logDir: string, startedAtMs: number): Promise
   return newSession(); // no start within the bound: nothing can be said of this process's players
 }
 
-async function gunzipFile(file: string, maxBytes: number): Promise<string | undefined> {
+/** A gzip file's content, at most `maxBytes` of it decompressed; undefined when it cannot be read or is larger. */
+async function gunzipFile(file: string, maxBytes: number): Promise<Buffer | undefined> {
   let opened: { handle: fs.promises.FileHandle; stat: fs.Stats };
   try {
     opened = await openRegularFile(file);
@@ -2608,7 +2610,7 @@ async function gunzipFile(file: string, maxBytes: number): Promise<string | unde
     await opened.handle.close();
   }
   return new Promise((resolve) =>
-    gunzip(bytes, { maxOutputLength: maxBytes }, (err, text) => resolve(err ? undefined : text.toString('utf8'))));
+    gunzip(bytes, { maxOutputLength: maxBytes }, (err, content) => resolve(err ? undefined : content)));
 }
 
 const PLAYERS_ROUTE: RouteAbout = {
@@ -5880,9 +5882,8 @@ class PlayersHistory implements History {
       let known = archives.get(name);
       if (known?.signature !== signature || known.replay.startKey !== playersKey(players)) {
         archives.delete(name);
-        const text = await gunzipFile(file, allowed);
-        if (text === undefined) continue;
-        const bytes = Buffer.from(text, 'utf8');
+        const bytes = await gunzipFile(file, allowed);
+        if (bytes === undefined) continue;
         const replay = newReplay(players);
         await hintedLinesInPieces(bytes, (secondOfDay, meaning) =>
           replayLine(replay, secondOfDay, meaning, this.config.statusPageChat));
