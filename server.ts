@@ -1605,6 +1605,7 @@ const LOG_PREFIX_MAX_CHARS = 512; // what LOG_PREFIX can span, with room
 const TIME_OF_DAY = /\d\d:\d\d:\d\d/;
 // ANSI SGR and other CSI sequences (old Spigot) and `§x` colour codes (mods) are stripped before matching.
 const COLOUR_CODES = /\x1b\[[0-9;?]*[ -/]*[@-~]|§./g;
+const COLOURED = /[\x1b§]/; // one look for either, before anything is replaced
 // Paper's name rule, which includes Floodgate's leading `.` for Bedrock players. A name never holds a space,
 // `<`, `[` or `*`, so chat (`<Mallory> …`), /say (`[Mallory] …`), /me (`* Mallory …`) and admin echoes
 // (`[Mallory: …]`) cannot start with one followed by an event text.
@@ -1626,9 +1627,9 @@ interface LogLine {
  * text that is no log line (stack traces, multi-line kick screens, anything a plugin printed raw).
  */
 export function parseLogLine(raw: string): LogLine | null {
-  const plain = raw.includes('\x1b') || raw.includes('§') ? raw.replace(COLOUR_CODES, '') : raw;
+  const plain = COLOURED.test(raw) ? raw.replace(COLOUR_CODES, '') : raw;
   const line = plain.endsWith('\r') ? plain.slice(0, -1) : plain;
-  const prefix = (line.length <= LOG_PREFIX_MAX_CHARS ? line : line.slice(0, LOG_PREFIX_MAX_CHARS)).match(LOG_PREFIX);
+  const prefix = LOG_PREFIX.exec(line.length <= LOG_PREFIX_MAX_CHARS ? line : line.slice(0, LOG_PREFIX_MAX_CHARS));
   if (prefix === null || (prefix[1] !== undefined && !TIME_OF_DAY.test(prefix[1]))) return null;
   return {
     time: prefix[1] ?? prefix[4] ?? prefix[6],
@@ -2097,6 +2098,8 @@ function forEachHintedLine(
   visit: (meaning: LineMeaning, line: LogLine) => void,
 ): void {
   const text = data.toString('latin1', 0, end);
+  // a chunk of ASCII alone (most logs, most of the time) is decoded already, line by line; one look tells
+  const ascii = !NON_ASCII.test(text);
   const { hints } = reader;
   hints.lastIndex = 0;
   for (let found = hints.exec(text); found !== null; found = hints.exec(text)) {
@@ -2107,7 +2110,7 @@ function forEachHintedLine(
     if (lineEnd - lineStart > LOG_LINE_MAX_BYTES) continue;
     const latin1 = text.slice(lineStart, lineEnd);
     // only whole lines are decoded, so a UTF-8 sequence is never split
-    const line = parseLogLine(NON_ASCII.test(latin1) ? data.toString('utf8', lineStart, lineEnd) : latin1);
+    const line = parseLogLine(ascii || !NON_ASCII.test(latin1) ? latin1 : data.toString('utf8', lineStart, lineEnd));
     if (line === null) continue;
     const meaning = kindOf(line, reader.byHint.get(found[0])!) ?? kindOf(line, reader.kinds);
     if (meaning !== undefined) visit(meaning, line);
