@@ -6779,25 +6779,9 @@ const SCHEMAS: Record<string, Schema> = {
       },
     ],
   },
-  Whitelist: {
-    type: 'object', required: ['ok', 'count', 'whitelist'], additionalProperties: false,
-    properties: {
-      ok: { const: true }, count: { type: 'integer', minimum: 0 },
-      whitelist: { type: 'array', items: { type: 'object' } },
-    },
-  },
-  Banned: {
-    type: 'object', required: ['ok', 'count', 'banned'], additionalProperties: false,
-    properties: {
-      ok: { const: true }, count: { type: 'integer', minimum: 0 }, banned: { type: 'array', items: { type: 'object' } },
-    },
-  },
-  Ops: {
-    type: 'object', required: ['ok', 'count', 'ops'], additionalProperties: false,
-    properties: {
-      ok: { const: true }, count: { type: 'integer', minimum: 0 }, ops: { type: 'array', items: { type: 'object' } },
-    },
-  },
+  Whitelist: playerListSchema('whitelist'),
+  Banned: playerListSchema('banned'),
+  Ops: playerListSchema('ops'),
   LogTail: {
     type: 'object', required: ['ok', 'file', 'lines'], additionalProperties: false,
     properties: {
@@ -6863,6 +6847,16 @@ const SCHEMAS: Record<string, Schema> = {
     ],
   },
 };
+
+/** The answer of one of the game's player lists: `{ok, count, <field>}`, the entries as stored. */
+function playerListSchema(field: 'whitelist' | 'banned' | 'ops'): Schema {
+  return {
+    type: 'object', required: ['ok', 'count', field], additionalProperties: false,
+    properties: {
+      ok: { const: true }, count: { type: 'integer', minimum: 0 }, [field]: { type: 'array', items: { type: 'object' } },
+    },
+  };
+}
 
 /** One event type's schema: `type`, `time`, and its fields. */
 function eventSchema(type: string, fields: Record<string, Schema>, optional: Record<string, Schema> = {}): Schema {
