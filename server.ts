@@ -2183,6 +2183,32 @@ interface FollowedLog {
   live: boolean; // whether lines are told (TOLD_TYPES), not only applied to the session
 }
 
+/**
+ * What a reader of appended bytes takes of a piece read at its offset: its whole lines, handed to `apply` (the end of
+ * the last one), or, inside a line longer than a piece (which means nothing), the piece up to that line's end. 0: the
+ * piece is a last line still being written, to be read again once it is whole.
+ */
+function takeWholeLines(
+  piece: Buffer,
+  full: boolean,
+  cursor: { skipping: boolean },
+  apply: (end: number) => void,
+): number {
+  if (cursor.skipping) {
+    const end = piece.indexOf(10);
+    cursor.skipping = end === -1;
+    return end === -1 ? piece.length : end + 1;
+  }
+  const lastBreak = piece.lastIndexOf(10);
+  if (lastBreak === -1) {
+    if (!full) return 0;
+    cursor.skipping = true;
+    return piece.length;
+  }
+  apply(lastBreak);
+  return lastBreak + 1;
+}
+
 /** One read of the parser: `length` bytes at `position` into the follower's chunk; the bytes read come back. */
 type ChunkRead = [length: number, position: number];
 
@@ -2440,19 +2466,9 @@ class LogFollower implements Presence {
    */
   private take(state: FollowedLog, data: Buffer, full: boolean): { taken: number; partial?: string } {
     if (state.head.length < HEAD_BYTES && state.offset === 0) state.head = Buffer.from(data.subarray(0, HEAD_BYTES));
-    if (state.skipping) {
-      const end = data.indexOf(10);
-      state.skipping = end === -1;
-      return { taken: end === -1 ? data.length : end + 1 };
-    }
-    const lastBreak = data.lastIndexOf(10);
-    if (lastBreak === -1) {
-      if (!full) return { taken: 0, partial: data.length <= LOG_LINE_MAX_BYTES ? data.toString('utf8') : undefined };
-      state.skipping = true; // a line longer than a chunk means nothing: skip to its end
-      return { taken: data.length };
-    }
-    this.applyLines(state, data, lastBreak);
-    return { taken: lastBreak + 1 };
+    const taken = takeWholeLines(data, full, state, (end) => this.applyLines(state, data, end));
+    if (taken > 0) return { taken };
+    return { taken, partial: data.length <= LOG_LINE_MAX_BYTES ? data.toString('utf8') : undefined };
   }
 
   /** Applies the followed lines among the whole lines of data[0, end). */
@@ -5960,23 +5976,10 @@ class PlayersHistory implements History {
           chunk, 0, Math.min(chunk.length, stat.size - latest.offset), latest.offset,
         );
         if (read === 0) break;
-        const piece = chunk.subarray(0, read);
-        if (latest.skipping) {
-          const lineEnd = piece.indexOf(10);
-          latest.skipping = lineEnd === -1;
-          latest.offset += lineEnd === -1 ? read : lineEnd + 1;
-          continue;
-        }
-        const lastBreak = piece.lastIndexOf(10);
-        if (lastBreak === -1) {
-          // a final partial line is read again once it is whole; a line longer than a piece means nothing
-          if (read < chunk.length) break;
-          latest.skipping = true;
-          latest.offset += read;
-          continue;
-        }
-        hintedLines(chunk, lastBreak, replayAppended);
-        latest.offset += lastBreak + 1;
+        const taken = takeWholeLines(chunk.subarray(0, read), read === chunk.length, latest,
+          (end) => hintedLines(chunk, end, replayAppended));
+        if (taken === 0) break;
+        latest.offset += taken;
       }
       if (appended.known === -1) return latest.replay;
       const modified = stat.mtime;
@@ -6853,7 +6856,8 @@ function playerListSchema(field: 'whitelist' | 'banned' | 'ops'): Schema {
   return {
     type: 'object', required: ['ok', 'count', field], additionalProperties: false,
     properties: {
-      ok: { const: true }, count: { type: 'integer', minimum: 0 }, [field]: { type: 'array', items: { type: 'object' } },
+      ok: { const: true }, count: { type: 'integer', minimum: 0 },
+      [field]: { type: 'array', items: { type: 'object' } },
     },
   };
 }
