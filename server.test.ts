@@ -28,7 +28,7 @@ import {
   ConfigError, FOLLOWED_TYPES, HISTORY_TYPES, HttpError, backupType, checkHttpInternals, createLagSummary, describeEvent, escapeForDiscord, formatLabels, formatMemory, formatSize, formatUptime, isConsoleReply, isInteractiveShell, isSettled,
   LINE_KINDS, maskAddresses, offlineUuid, openApiDocument, parseLines, parseLogLine, parsePaneList, parseProperties, readLogLine, readTail,
   readConfig, redactProperties, scanPresence, tellrawLine, validateCommand, validatePlayer, validateReason, validateSay,
-  formatBanDate,
+  formatBanDate, forEachHintedLine, readerOf, readUsualLine, PRESENCE_TYPES, readNetPresence,
 } from './server';
 import {
   anchorReplay, appendReplay, chartPath, countsOf, motdRuns, newReplay, readLegacyAnswer, replayLine, type Replay,
@@ -1222,6 +1222,126 @@ describe('the readers of the log: no line is of two kinds a reader follows', () 
       });
     }
   }
+});
+
+// The readers find lines by their hints in raw bytes and read the usual prefixes and presence lines in place: what they
+// name must be what the grammar names line by line, whatever the bytes (docs/performance.md#the-backlog)
+describe('the readers of the log read a chunk as the grammar reads its lines', () => {
+  const random = (() => {
+    let seed = 0x2545f491;
+    return (below: number): number => {
+      seed = (seed + 0x6d2b79f5) >>> 0;
+      let t = Math.imul(seed ^ (seed >>> 15), seed | 1);
+      t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+      return (((t ^ (t >>> 14)) >>> 0) % below);
+    };
+  })();
+  const pick = <T>(items: readonly T[]): T => items[random(items.length)]!;
+  const prefixes = [
+    '[12:00:00] [Server thread/INFO]: ', '[23:59:59] [Server thread/WARN]: ', '[12:00:00] [Async Chat Thread - #3/INFO]: ',
+    '[12:00:00] [Server thread/INFO] [minecraft/DedicatedServer]: ', '[12:00:00] [Server/thread/INFO]: ', '[12:00:00 INFO]: ',
+    '2013-05-14 19:02:11 [INFO] ', '[12:00:00] [Server thread/info]: ', '[12:00:00] [Server thread/ABCDEFGHIJK]: ',
+    `[12:00:00] [${'T'.repeat(128)}/INFO]: `, `[12:00:00] [${'T'.repeat(129)}/INFO]: `, '[12:00:00] [/INFO]: ',
+    '[12:00:00] [Server thread/]: ', '[12:00:00] [Server thread/INFO]:', '[12:00:00] [Server thread/INFO] : ',
+    '[12:00:0] [Server thread/INFO]: ', '[12:00:00][Server thread/INFO]: ', '[04Mar2025 12:00:00.123] [Server thread/INFO]: ',
+    '[12:00:00] [Server thread/INFO] [x]]: ', `[12:00:00] [Server thread/INFO] [${'l'.repeat(257)}]: `, '[Staff] [Server thread/INFO]: ',
+    '[12:00:00] [Sérver thread/INFO]: ', '\x1b[32m[12:00:00] [Server thread/INFO]: ', '[12:00:00] [Server thread/INFO]: \x1b[0m', '',
+  ];
+  const names = ['Alex', 'Steve_2', '.Bedrock', 'A'.repeat(16), 'A'.repeat(17), 'Al ex', 'Al-ex', 'Al§aex', '[Staff] Alex', 'Äl', ''];
+  const messages = [
+    '%n joined the game', '%n left the game', '%n lost connection: Disconnected', '%n lost connection: Kicked: %n left the game\x1b[0m',
+    '%n[/198.51.100.7:53120] logged in with entity id 212 at (12.5, 71.0, -40.5)', '%n[local] logged in with entity id -1 at ()',
+    '%n[/[::1]:5] logged in with entity id 7 at (1, 2, 3)', '%n[/1.2.3.4:5] logged in with entity id 7 at (1, 2, 3) x',
+    '%n[x§]] logged in with entity id 7 at (1)', '%n[x§] logged in with entity id 7 at (1)', '%n[/ip] logged in with entity id 7 at (é)', '%n[/ip] logged in with entity id 7 at (1§)', '%n (formerly known as Old) joined the game',
+    '<%n> hello %n joined the game', '%n was slain by Zombie', '%n has made the advancement [Stone Age]', 'Starting minecraft server version 1.21.4',
+    'Stopping the server', 'Stopping server', 'Done (3,112s)! For help, type "help"', 'Can\'t keep up! Is the server overloaded? Running 2034ms or 40 ticks behind',
+    '%n joined the game\u2028', 'Saving the game (this may take a moment!)', '* %n waves', `%n lost connection: ${'x'.repeat(4100)}`,
+  ];
+  const endings = ['', '', '', '\r', '\r\r', ' ', '\u2028', '\x1b[m'];
+  const hostile = [']', '[', '/', ':', ' ', '\r', '\x1b', '§', 'é', '\u2028', '0', 'a', '(', ')', 'Ā', '😀'];
+  const mutate = (line: string): string => {
+    const at = random(line.length + 1);
+    const cut = random(3);
+    return line.slice(0, at) + (random(2) === 0 ? pick(hostile) : '') + line.slice(at + cut);
+  };
+  const makeLine = (): string => {
+    // the usual shapes half of the time: the reader's fast paths are for them
+    const usual = random(2) === 0;
+    const line = (usual ? prefixes[0] : pick(prefixes)) + pick(messages).replaceAll('%n', usual ? pick(names.slice(0, 4)) : pick(names))
+      + pick(endings);
+    return random(3) === 0 ? mutate(line) : line;
+  };
+  // the grammar, a line at a time: lines over 4 KiB (in bytes) mean nothing
+  const byGrammar = (lines: readonly string[], types: ReadonlySet<string>) => lines.flatMap((line) => {
+    const meaning = Buffer.byteLength(line) > 4096 ? undefined : readLogLine(line, types as never);
+    return meaning === undefined ? [] : [meaning];
+  });
+  for (const [reader, types] of [['presence', PRESENCE_TYPES], ['follower', FOLLOWED_TYPES], ['history', HISTORY_TYPES]] as const) {
+    test(`the ${reader}'s reader names what the grammar names, line by line, in 600 chunks of generated and mutated lines`, () => {
+      const lineReader = readerOf(types);
+      for (let round = 0; round < 600; round++) {
+        // a chunk with an escape anywhere is read the slow way, and a chunk of ASCII alone the fast way: both kinds
+        const lines = Array.from({ length: 40 }, makeLine)
+          .filter((line) => round % 3 === 2 || !line.includes('\x1b') && (round % 3 === 1 || !/[^\x00-\x7f]/.test(line)));
+        const data = Buffer.from(lines.join('\n') + '\n');
+        const read: unknown[] = [];
+        // as the follower hands it (the last line end left out) and as the history does (whole pieces)
+        const end = round % 2 === 0 ? data.length - 1 : data.length;
+        forEachHintedLine(data, end, lineReader, (meaning) => read.push(meaning));
+        assert.deepEqual(read, byGrammar(lines, types), JSON.stringify(lines));
+      }
+    });
+  }
+  test('readUsualLine() reads what parseLogLine() reads, or leaves the line to it', () => {
+    let read = 0;
+    for (let round = 0; round < 20_000; round++) {
+      const line = makeLine();
+      const data = Buffer.from(`${line}\n`);
+      const text = data.toString('latin1');
+      const usual = readUsualLine(text, 0, data.length - 1, /[^\x00-\x7f]/.test(text) ? data : undefined);
+      if (usual === undefined || line.includes('\x1b')) continue;
+      read++;
+      assert.deepEqual(usual, parseLogLine(line), JSON.stringify(line));
+    }
+    assert.ok(read > 2_000, `the usual prefix was read in place in ${read} lines`);
+  });
+});
+
+// A large backlog is read on two threads: the far half's presence comes back as its net meanings
+describe('readNetPresence() (docs/performance.md#the-backlog)', () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gameserver-api-net-'));
+  after(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const names = ['Alex', 'Steve_2', 'Kai', '.Bedrock', 'Mira'];
+  const lineOf = (meaning: { type: string; player?: string }): string => ({
+    'session.started': 'Starting minecraft server version 1.21.4', 'server.ready': 'Done (1.0s)! For help, type "help"',
+    'server.stopping': 'Stopping the server', 'player.joined': `${meaning.player} joined the game`, 'player.left': `${meaning.player} left the game`,
+  } as Record<string, string>)[meaning.type]!;
+  test('the net meanings of a stretch give the players the whole stretch gives, from any players before it', () => {
+    let seed = 7;
+    const next = (below: number) => (seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) % below;
+    for (let round = 0; round < 300; round++) {
+      const lines = Array.from({ length: 30 }, () => {
+        const name = names[next(names.length)];
+        return [`${name}[/203.0.113.9:5] logged in with entity id 1 at (0.5, 64.0, 0.5)`, `${name} joined the game`, `${name} lost connection: Disconnected`,
+          `${name} left the game`, `<${name}> ${name} left the game`, 'Starting minecraft server version 1.21.4', 'Stopping the server',
+          'Saving the game (this may take a moment!)'][next(round % 10 === 0 ? 8 : 5)]!;
+      });
+      const file = path.join(dir, `${round}.log`);
+      fs.writeFileSync(file, lines.map((line) => `${P}${line}\n`).join('') + `${P}Partial_One joined`);
+      const fd = fs.openSync(file, 'r');
+      try {
+        const size = fs.fstatSync(fd).size;
+        const net = readNetPresence(fd, 0, size);
+        assert.equal(net.end, size - `${P}Partial_One joined`.length, 'it ends where the last whole line ends');
+        const before = names.filter(() => next(2) === 0);
+        const whole = lines.map((line) => `${P}${line}`).join('\n');
+        const netText = net.meanings.map((meaning) => `${P}${lineOf(meaning)}`).join('\n');
+        assert.deepEqual([...scanPresence(netText, new Set(before))].sort(), [...scanPresence(whole, new Set(before))].sort(), whole);
+      } finally {
+        fs.closeSync(fd);
+      }
+    }
+  });
 });
 
 describe('death messages (testdata/deaths.json: every death.* text of the English language files, 1.8 to 26.1)', () => {
@@ -3403,6 +3523,27 @@ describe('the compiled daemon', { concurrency: GROUPS_AT_ONCE }, () => {
       fs.truncateSync(latest(), before);   // the hole goes: the daemon reads the log again from its start
       assert.deepEqual(await assertFullParse(), ['Alex']);
       assert.equal(parseExposition((await d.get('/metrics', { afterChange: true })).text).samples.get('gameserver_api_log_unread_bytes'), 0);
+    });
+
+    test('GET /api/players/online answers what a full parse does after a backlog of 64 MiB and more, which it reads on two threads', async () => {
+      await newSession();
+      append('Alex joined the game', 'Bob joined the game');
+      assert.deepEqual(await assertFullParse(), ['Alex', 'Bob']);
+      // 70 MiB of chat with joins and leaves all through it, and a session start in its second half; the daemon is
+      // stopped meanwhile, so that it meets the backlog whole
+      const chat = `${P}<Alex> ${'x'.repeat(60)}\n`.repeat(7_500);
+      const pieces = Array.from({ length: 100 }, (_, i) => `${chat}${P}Player_${i % 7} joined the game\n${P}Player_${(i + 3) % 7} left the game\n`
+        + (i === 70 ? `${P}Starting minecraft server version 1.21.4\n${P}Bob joined the game\n` : '') + (i === 20 ? `${P}Alex left the game\n` : ''));
+      d.child.kill('SIGSTOP');
+      try {
+        for (const piece of pieces) fs.appendFileSync(latest(), piece);
+      } finally {
+        d.child.kill('SIGCONT');
+      }
+      assert.ok(fs.statSync(latest()).size > 64 * 2 ** 20);
+      // a slow machine may take longer than the 2 s bound for 70 MiB: the 503 says so, and the answer comes
+      await waitFor(async () => (await d.get('/api/players/online')).status === 200);
+      assert.deepEqual(await assertFullParse(), ['Bob', 'Player_0', 'Player_1', 'Player_5', 'Player_6']);
     });
 
     test('GET /api/players/online takes no line over 4 KiB for an event: a "lost connection" with a 5,000-character reason leaves the player online', async () => {

@@ -14,9 +14,12 @@ import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypt
 import * as fs from 'node:fs';
 import { connect as connectTcp, isIP, Socket } from 'node:net';
 import * as path from 'node:path';
+import { isAscii } from 'node:buffer';
 import { createSecureContext } from 'node:tls';
 import { urlToHttpOptions } from 'node:url';
 import { gunzip } from 'node:zlib';
+import { availableParallelism, cpus } from 'node:os';
+import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
 
 // ==== The core: limits, errors, settings, replies, the route table, the daemon, main ====
 
@@ -2051,7 +2054,7 @@ const ARCHIVE_NAME = /^(\d{4})-(\d\d)-(\d\d)-\d+\.log\.gz$/;
 
 // The kinds presence follows: who is online, and whether the game is stopping. Their hints are looked for in the
 // raw bytes, so a chunk of chat and chunk loading is never decoded at all.
-const PRESENCE_TYPES = new Set<LineMeaning['type']>([
+export const PRESENCE_TYPES = new Set<LineMeaning['type']>([
   'session.started', 'server.stopping', 'server.ready', 'player.joined', 'player.left',
 ]);
 // What the follower also tells, of a log followed live: what players say and do, and lag. The lines of a game that ran
@@ -2071,19 +2074,25 @@ interface LineReader {
   byHint: ReadonlyMap<string, readonly LineKind[]>;
 }
 
-function readerOf(types: ReadonlySet<LineMeaning['type']>): LineReader {
+export function readerOf(types: ReadonlySet<LineMeaning['type']>): LineReader {
   const kinds = LINE_KINDS.filter((kind) => types.has(kind.type));
-  const all = [...new Set(kinds.flatMap((kind) => kind.hint))];
+  const keys = [...new Set(kinds.flatMap((kind) => [kind.hint].flat().map(searchKeyOf)))];
   return {
     kinds,
-    hints: new RegExp(all.map((hint) => hint.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|'), 'g'),
-    byHint: new Map(all.map((hint) => [hint, kinds.filter((kind) => [kind.hint].flat().includes(hint))])),
+    hints: new RegExp(keys.map((key) => key.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|'), 'g'),
+    byHint: new Map(keys.map((key) => [key, kinds.filter((kind) => [kind.hint].flat().some((hint) => hint.includes(key)))])),
   };
 }
+
+// What is searched for of a hint: the hint from its first letter. A leading space or bracket is a character of every
+// line, and a search whose texts begin with letters skips through a chunk a third faster; every line that holds the
+// hint holds its key.
+const searchKeyOf = (hint: string): string => hint.slice(Math.max(0, hint.search(/[A-Za-z]/)));
 
 const PRESENCE_READER = readerOf(PRESENCE_TYPES);
 const FOLLOWED_READER = readerOf(FOLLOWED_TYPES);
 const NON_ASCII = /[^\x00-\x7f]/;
+const isAsciiBytes: (bytes: Uint8Array) => boolean = isAscii ?? ((bytes) => !NON_ASCII.test(Buffer.from(bytes).toString('latin1')));
 
 /**
  * Calls `visit` with what each line of data[0, end) that holds one of the reader's hints means, and the line (a last
@@ -2091,15 +2100,17 @@ const NON_ASCII = /[^\x00-\x7f]/;
  * latin1 (every hint is ASCII, so a character's index is its byte's, and a line of ASCII alone is already decoded).
  * Lines over 4 KiB mean nothing and are skipped.
  */
-function forEachHintedLine(
+export function forEachHintedLine(
   data: Buffer,
   end: number,
   reader: LineReader,
-  visit: (meaning: LineMeaning, line: LogLine) => void,
+  visit: (meaning: LineMeaning, time: string) => void,
 ): void {
   const text = data.toString('latin1', 0, end);
-  // a chunk of ASCII alone (most logs, most of the time) is decoded already, line by line; one look tells
-  const ascii = !NON_ASCII.test(text);
+  // a chunk of ASCII alone (most logs, most of the time) is decoded already, line by line
+  const ascii = isAsciiBytes(data.subarray(0, end));
+  // and in a chunk without escape sequences, a line's prefix is read in place
+  const inPlace = text.indexOf('\x1b') === -1;
   const { hints } = reader;
   hints.lastIndex = 0;
   for (let found = hints.exec(text); found !== null; found = hints.exec(text)) {
@@ -2108,13 +2119,83 @@ function forEachHintedLine(
     const lineEnd = lineBreak === -1 ? end : lineBreak;
     hints.lastIndex = lineEnd + 1;
     if (lineEnd - lineStart > LOG_LINE_MAX_BYTES) continue;
-    const latin1 = text.slice(lineStart, lineEnd);
-    // only whole lines are decoded, so a UTF-8 sequence is never split
-    const line = parseLogLine(ascii || !NON_ASCII.test(latin1) ? latin1 : data.toString('utf8', lineStart, lineEnd));
+    USUAL_PRESENCE.lastIndex = lineStart;
+    const usual = inPlace ? USUAL_PRESENCE.exec(text) : null;
+    if (usual !== null) {
+      const time = text.slice(lineStart + 1, lineStart + 9);
+      // a leave or a lost connection; a join or a login
+      const type = usual[2] === 'left' || usual[3] !== undefined ? 'player.left' : 'player.joined';
+      visit({ type, player: usual[1] }, time);
+      continue;
+    }
+    const line = (inPlace ? readUsualLine(text, lineStart, lineEnd, ascii ? undefined : data) : undefined)
+      // only whole lines are decoded, so a UTF-8 sequence is never split
+      ?? parseLogLine(ascii ? text.slice(lineStart, lineEnd) : data.toString('utf8', lineStart, lineEnd));
     if (line === null) continue;
     const meaning = kindOf(line, reader.byHint.get(found[0])!) ?? kindOf(line, reader.kinds);
-    if (meaning !== undefined) visit(meaning, line);
+    if (meaning !== undefined) visit(meaning, line.time);
   }
+}
+
+// The usual presence lines, as vanilla and its forks write them: the server thread's `[HH:MM:SS] [Server thread/INFO]: `
+// and a bare name's join, leave, lost connection or login, in ASCII. One match of it at a line's start says what the
+// grammar's rows say of the line, for a fraction of the work (a test holds the two equal over generated lines): so it
+// names nothing a row would not. What a login ends with is read only when it holds no escape and no other byte.
+const USUAL_PRESENCE = new RegExp(`\\[\\d\\d:\\d\\d:\\d\\d\\] \\[${SERVER_THREAD}/INFO\\]: ${NAME}(?: (joined|left) the game(?=\\r?\\n|\\r?$)`
+  + `|( lost connection: )|\\[[^\\]\\n\\x80-\\xff]*(?:\\][^\\]\\n\\x80-\\xff]*)?\\] logged in with entity id -?\\d+ at \\([^\\n\\x1b\\x80-\\xff]*\\)(?=\\r?\\n|\\r?$))`, 'y');
+
+const isDigitAt = (text: string, at: number): boolean => {
+  const code = text.charCodeAt(at);
+  return code >= 48 && code <= 57;
+};
+
+const isCapitalAt = (text: string, at: number): boolean => {
+  const code = text.charCodeAt(at);
+  return code >= 65 && code <= 90;
+};
+
+/**
+ * parseLogLine's reading of text[start, end), for a line of the usual shape `[HH:MM:SS] [thread/LEVEL]( [logger])?: `
+ * in a chunk without escape sequences, read in place: no regular expression, and of a line with other bytes than
+ * ASCII (`bytes`, the chunk) only the message is decoded. Undefined for any other line, which parseLogLine reads; a
+ * test holds the two equal over every shape of prefix and many mutations of it.
+ */
+export function readUsualLine(text: string, start: number, end: number, bytes?: Buffer): LogLine | undefined {
+  if (
+    text.charCodeAt(start) !== 91 || !isDigitAt(text, start + 1) || !isDigitAt(text, start + 2)
+    || text.charCodeAt(start + 3) !== 58 || !isDigitAt(text, start + 4) || !isDigitAt(text, start + 5)
+    || text.charCodeAt(start + 6) !== 58 || !isDigitAt(text, start + 7) || !isDigitAt(text, start + 8)
+    || !text.startsWith('] [', start + 9)
+  ) {
+    return undefined;
+  }
+  const close = text.indexOf(']', start + 12);
+  if (close === -1 || close >= end) return undefined;
+  // the level is the capitals between the thread's last slash and the bracket (the thread may hold slashes)
+  let slash = close - 1;
+  while (slash > close - 11 && isCapitalAt(text, slash)) slash--;
+  if (text.charCodeAt(slash) !== 47 || slash === close - 1 || slash <= start + 12 || slash - (start + 12) > 128) {
+    return undefined;
+  }
+  let messageStart = close + 3;
+  if (!text.startsWith(': ', close + 1)) {
+    if (!text.startsWith(' [', close + 1)) return undefined;
+    const loggerEnd = text.indexOf(']', close + 3);
+    if (loggerEnd === -1 || loggerEnd - (close + 3) > 256 || !text.startsWith(': ', loggerEnd + 1)) return undefined;
+    messageStart = loggerEnd + 3;
+  }
+  if (messageStart > end || (bytes !== undefined && !isAsciiBytes(bytes.subarray(start, messageStart)))) return undefined;
+  let message = text.slice(messageStart, end);
+  if (bytes !== undefined && NON_ASCII.test(message)) {
+    // the prefix is ASCII: the message's bytes decode alone as they would in the line, and only it can hold a `§`
+    message = bytes.toString('utf8', messageStart, end);
+    if (message.includes('§')) message = message.replace(COLOUR_CODES, '');
+  }
+  return {
+    time: text.slice(start + 1, start + 9), thread: text.slice(start + 12, slash), level: text.slice(slash + 1, close),
+    // a CRLF line's CR is no part of its message (taken after the colour codes, as parseLogLine does)
+    message: message.endsWith('\r') ? message.slice(0, -1) : message,
+  };
 }
 
 /** What the log told since the daemon started: the counters of GET /metrics. */
@@ -2211,6 +2292,123 @@ function takeWholeLines(
 
 /** One read of the parser: `length` bytes at `position` into the follower's chunk; the bytes read come back. */
 type ChunkRead = [length: number, position: number];
+
+/** A parser of appended bytes: asks for reads, and returns a last line still being written (undefined: none). */
+type AppendedLines = Generator<ChunkRead, string | undefined, number>;
+
+/**
+ * The one parser of appended bytes, [cursor.offset, size): asks for each piece's read into `chunk`, is handed the
+ * bytes read, and hands `applyLines` the whole lines of each piece, moving the cursor past them. Driven at once
+ * (readLinesNow) or on libuv's threads.
+ */
+function* appendedLines(
+  cursor: { offset: number; skipping: boolean },
+  size: number,
+  chunk: Buffer,
+  applyLines: (data: Buffer, end: number) => void,
+): AppendedLines {
+  while (cursor.offset < size) {
+    const bytesRead: number = yield [Math.min(chunk.length, size - cursor.offset), cursor.offset];
+    if (bytesRead === 0) break;
+    const data = chunk.subarray(0, bytesRead);
+    const taken = takeWholeLines(data, bytesRead === chunk.length, cursor, (end) => applyLines(data, end));
+    if (taken === 0) return data.length <= LOG_LINE_MAX_BYTES ? data.toString('utf8') : undefined;
+    cursor.offset += taken;
+  }
+  return undefined;
+}
+
+/** Drives a parser of appended bytes with reads of `fd` at once. */
+function readLinesNow(lines: AppendedLines, fd: number, chunk: Buffer): string | undefined {
+  for (let step = lines.next(); ; ) {
+    if (step.done) return step.value;
+    const [length, position] = step.value;
+    step = lines.next(fs.readSync(fd, chunk, 0, length, position));
+  }
+}
+
+// ---- A large backlog, read on two threads ----
+
+// a backlog this large read for presence alone (docs/performance.md#the-backlog) is halved between this thread and a
+// worker's: starting one costs some 40 ms, reading 64 MiB about 150 ms
+const SPLIT_BACKLOG_MIN_BYTES = 64 * 1024 * 1024;
+const CORES = availableParallelism?.() ?? cpus().length; // Node 18.14 has availableParallelism
+const WORKER_MEMORY_MB = 64; // the worker holds a chunk and the players it saw: a bound, not a need
+
+/** Where the first line that starts at or after `position` starts; undefined when none does within 64 KiB. */
+async function lineStartAfter(handle: fs.promises.FileHandle, position: number): Promise<number | undefined> {
+  const probe = Buffer.allocUnsafe(64 * 1024);
+  const { bytesRead } = await handle.read(probe, 0, probe.length, position - 1);
+  const lineEnd = probe.subarray(0, bytesRead).indexOf(10);
+  return lineEnd === -1 ? undefined : position + lineEnd;
+}
+
+/** What a stretch of the log, read on its own, does to who is online; `end`: where its last whole line ends. */
+interface NetPresence {
+  meanings: LineMeaning[];
+  end: number;
+}
+
+/**
+ * What a stretch of presence lines comes to, as few meanings as give the same session when applied in order: the last
+ * session start, whether that run then logged ready and stopping, and each player's last join or leave after it
+ * (docs/api.md#the-bridges-events: a large backlog tells joins and leaves as their net change).
+ */
+function createNetPresence(): { add(meaning: LineMeaning): void; meanings(): LineMeaning[] } {
+  let started = false;
+  let ready = false;
+  let stopping = false;
+  const last = new Map<string, LineMeaning>();
+  return {
+    add(meaning) {
+      if (meaning.type === 'session.started') {
+        started = true;
+        ready = stopping = false;
+        last.clear();
+      } else if (meaning.type === 'server.ready') ready = true;
+      else if (meaning.type === 'server.stopping') stopping = true;
+      else if ('player' in meaning) last.set(meaning.player, meaning);
+    },
+    meanings: () => [
+      ...started ? [{ type: 'session.started' } as const] : [],
+      ...ready ? [{ type: 'server.ready' } as const] : [],
+      ...stopping ? [{ type: 'server.stopping' } as const] : [],
+      ...last.values(),
+    ],
+  };
+}
+
+/** Reads [start, end) of the open log `fd` for presence alone: the worker thread's whole work. */
+export function readNetPresence(fd: number, start: number, end: number): NetPresence {
+  const net = createNetPresence();
+  const cursor = { offset: start, skipping: false };
+  const chunk = Buffer.allocUnsafe(PRESENCE_CHUNK_BYTES);
+  readLinesNow(appendedLines(cursor, end, chunk, (data, lineEnd) => {
+    forEachHintedLine(data, lineEnd, PRESENCE_READER, (meaning) => net.add(meaning));
+  }), fd, chunk);
+  return { meanings: net.meanings(), end: cursor.offset };
+}
+
+/** readNetPresence on a worker thread (this file run again); undefined when no worker could do it. */
+function readPresenceOnWorker(fd: number, start: number, end: number): Promise<NetPresence | undefined> {
+  return new Promise((resolve) => {
+    let worker: Worker;
+    try {
+      worker = new Worker(__filename, {
+        workerData: { readNetPresence: [fd, start, end] },
+        resourceLimits: { maxOldGenerationSizeMb: WORKER_MEMORY_MB },
+        stdout: false,
+        stderr: false,
+      });
+    } catch {
+      return resolve(undefined);
+    }
+    worker.once('message', resolve);
+    // the first to come settles it: an error or an exit without a message leaves the far half to this thread
+    worker.once('error', () => resolve(undefined));
+    worker.once('exit', () => resolve(undefined));
+  });
+}
 
 /**
  * The log follower (docs/formats.md#presence-lines): latest.log read as it grows, for presence, events and metrics.
@@ -2418,36 +2616,50 @@ class LogFollower implements Presence {
     return state.view;
   }
 
-  /** Parses [offset, size) into the state, a chunk at a time on libuv's threads. */
+  /**
+   * Parses [offset, size) into the state, a chunk at a time on libuv's threads; of a large backlog read for presence
+   * alone, the far half on a worker thread meanwhile.
+   */
   private async parseAppended(state: FollowedLog, size: number): Promise<void> {
-    const parse = this.parse(state, size);
-    for (let step = parse.next(); !step.done; ) {
-      const [length, position] = step.value;
-      step = parse.next((await state.handle.read(this.chunk, 0, length, position)).bytesRead);
-    }
+    if (!state.live && size - state.offset >= SPLIT_BACKLOG_MIN_BYTES && CORES > 1) await this.parseHalves(state, size);
+    this.settleView(state, await this.readLines(state, size), size);
   }
 
   /** The same for a small append, read at once: one read of bytes the kernel still has in its cache. */
   private parseAppendedNow(state: FollowedLog, size: number): void {
-    const parse = this.parse(state, size);
-    for (let step = parse.next(); !step.done; ) {
+    this.settleView(state, readLinesNow(this.appendedLines(state, size), state.handle.fd, this.chunk), size);
+  }
+
+  /** The lines of [offset, size) applied to the state; what a last line still being written holds. */
+  private async readLines(state: FollowedLog, size: number): Promise<string | undefined> {
+    const lines = this.appendedLines(state, size);
+    for (let step = lines.next(); ; ) {
+      if (step.done) return step.value;
       const [length, position] = step.value;
-      step = parse.next(fs.readSync(state.handle.fd, this.chunk, 0, length, position));
+      step = lines.next((await state.handle.read(this.chunk, 0, length, position)).bytesRead);
     }
   }
 
-  /** The one parser of appended bytes: asks for each chunk's read, and is handed the bytes read. */
-  private *parse(state: FollowedLog, size: number): Generator<ChunkRead, void, number> {
-    let partial: string | undefined;
-    while (state.offset < size) {
-      const bytesRead: number = yield [Math.min(this.chunk.length, size - state.offset), state.offset];
-      if (bytesRead === 0) break;
-      const step = this.take(state, this.chunk.subarray(0, bytesRead), bytesRead === this.chunk.length);
-      state.offset += step.taken;
-      partial = step.partial;
-      if (step.taken === 0) break;
-    }
-    this.settleView(state, partial, size);
+  private appendedLines(state: FollowedLog, size: number): AppendedLines {
+    return appendedLines(state, size, this.chunk, (data, end) => {
+      if (state.head.length < HEAD_BYTES && state.offset === 0) state.head = Buffer.from(data.subarray(0, HEAD_BYTES));
+      this.applyLines(state, data, end);
+    });
+  }
+
+  /**
+   * Reads [offset, size) on two threads: the near half here, the far half on a worker, whose net presence is then
+   * applied. When the worker cannot run, or the file changed under it, the far half is left to be read here.
+   */
+  private async parseHalves(state: FollowedLog, size: number): Promise<void> {
+    const middle = await lineStartAfter(state.handle, state.offset + Math.floor((size - state.offset) / 2));
+    if (middle === undefined || middle >= size) return;
+    const far = readPresenceOnWorker(state.handle.fd, middle, size);
+    await this.readLines(state, middle);
+    const net = await far;
+    if (net === undefined || state.offset !== middle || state.skipping) return;
+    for (const meaning of net.meanings) this.apply(state, meaning);
+    state.offset = net.end;
   }
 
   /** Whether the file still starts as it did, and a line still ends where parsing stopped: two small reads. */
@@ -2458,17 +2670,6 @@ class LogFollower implements Presence {
     if (state.offset === 0) return true;
     fs.readSync(state.handle.fd, probe, 0, 1, state.offset - 1);
     return probe[0] === 10;
-  }
-
-  /**
-   * Takes the whole lines of `data`, the log's bytes from state.offset; returns how many it took,
-   * and a last partial line.
-   */
-  private take(state: FollowedLog, data: Buffer, full: boolean): { taken: number; partial?: string } {
-    if (state.head.length < HEAD_BYTES && state.offset === 0) state.head = Buffer.from(data.subarray(0, HEAD_BYTES));
-    const taken = takeWholeLines(data, full, state, (end) => this.applyLines(state, data, end));
-    if (taken > 0) return { taken };
-    return { taken, partial: data.length <= LOG_LINE_MAX_BYTES ? data.toString('utf8') : undefined };
   }
 
   /** Applies the followed lines among the whole lines of data[0, end). */
@@ -5565,8 +5766,8 @@ interface History {
 
 /** Calls `visit` with each meaningful line of the whole lines of `data` at its time of day (seconds since midnight). */
 function hintedLines(data: Buffer, end: number, visit: (secondOfDay: number, meaning: LineMeaning) => void): void {
-  forEachHintedLine(data, end, HISTORY_READER, (meaning, line) => {
-    const time = /(\d\d):(\d\d):(\d\d)/.exec(line.time);
+  forEachHintedLine(data, end, HISTORY_READER, (meaning, lineTime) => {
+    const time = /(\d\d):(\d\d):(\d\d)/.exec(lineTime);
     if (time !== null) visit(Number(time[1]) * 3600 + Number(time[2]) * 60 + Number(time[3]), meaning);
   });
 }
@@ -7518,4 +7719,7 @@ class ApiServer {
   }
 }
 
-if (require.main === module) main(process.argv.slice(2));
+if (!isMainThread && Array.isArray(workerData?.readNetPresence)) {
+  const [fd, start, end] = workerData.readNetPresence as [number, number, number];
+  parentPort!.postMessage(readNetPresence(fd, start, end));
+} else if (require.main === module) main(process.argv.slice(2));
