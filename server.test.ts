@@ -2711,7 +2711,7 @@ describe('the compiled daemon', { concurrency: GROUPS_AT_ONCE }, () => {
     });
   });
 
-  describe('EVENT_WEBHOOK_URL', { concurrency: 1 }, () => {
+  describe('EVENT_WEBHOOK_URL', { concurrency: true }, () => {   // each test runs a host, a daemon and a receiver of its own
     const defer = cleanupStack();
     const SECRET = 'webhook-secret-9a8b7c6d';
 
@@ -7620,7 +7620,8 @@ describe('the compiled daemon', { concurrency: GROUPS_AT_ONCE }, () => {
 
     const groupMembers = (pgid: number) => fs.readdirSync('/proc').filter((e) => /^\d+$/.test(e)).map(Number).filter((pid) => {
       try {
-        return isAlive(pid) && procStat(pid).pgrp === pgid;
+        const { state, pgrp } = procStat(pid);
+        return state !== 'Z' && pgrp === pgid;
       } catch {
         return false;   // exited meanwhile
       }
@@ -7650,10 +7651,12 @@ describe('the compiled daemon', { concurrency: GROUPS_AT_ONCE }, () => {
         processesOf(demo.root).forEach(killQuietly);
         fs.rmSync(demo.root, { recursive: true, force: true });
       });
+      // a look at the group reads every process of the machine: a few a second, not one each 20 ms
       await waitFor(() => {
+        if (out.includes('Press Ctrl-C')) return true;
         if (groupMembers(launcher.pid!).length === 0) throw new Error(`the demo exited early: ${out}${err}`);
-        return out.includes('Press Ctrl-C');
-      }, { timeoutMs: 30_000 });
+        return false;
+      }, { timeoutMs: 30_000, intervalMs: 100 });
       demo.root = path.dirname(/ listening on \S+ \(SERVER_DIR=([^,]+),/.exec(out)?.[1] ?? '');
       assert.ok(demo.root.includes('gameserver-host-'), out + err);
       demo.key = /^KEY='([A-Za-z0-9_-]{43})'$/m.exec(out)?.[1] ?? '';
@@ -7680,7 +7683,7 @@ describe('the compiled daemon', { concurrency: GROUPS_AT_ONCE }, () => {
     /** Nothing of the demo is left: no process of its group or naming its folder, no tmux server, no folder. */
     async function assertEndedWhole(demo: Demo): Promise<void> {
       await waitFor(() => groupMembers(demo.launcher.pid!).length === 0 && processesOf(demo.root).length === 0 && !fs.existsSync(demo.root),
-        { timeoutMs: 30_000 });
+        { timeoutMs: 30_000, intervalMs: 100 });
       assert.notEqual((await runTool('tmux', ['-S', path.join(demo.root, 'tmux.sock'), 'list-sessions'])).status, 0);
     }
 
