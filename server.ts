@@ -7166,8 +7166,9 @@ function createApiDescription(routes: readonly Route[]): ApiDescription {
     version: VERSION,
     endpoints: routes.map((r) => ({ method: r.method, route: r.path, auth_required: r.auth })),
   }));
-  const document = asBytes(jsonReply(openApiDocument(routes)));
-  return { index: () => index, document: () => document };
+  // built at its first request, not at start-up: it is the larger part of a start's own work, and few ask for it
+  let document: Reply | undefined;
+  return { index: () => index, document: () => (document ??= asBytes(jsonReply(openApiDocument(routes)))) };
 }
 
 const INDEX_ROUTE: RouteAbout = {

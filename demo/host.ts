@@ -411,14 +411,17 @@ export async function createHost(options: HostOptions = {}): Promise<Host> {
   }
 
   // Everything this host started carries the marker, the tmux server and the game among them. Looked for again until
-  // none is left: one may start another meanwhile (a `serv restart` opening a new tmux server and game).
+  // none is left: one may start another meanwhile (a `serv restart` opening a new tmux server and game). A look reads
+  // the environment of every process of the machine, so between looks only the ones found are watched until gone.
   async function remove(): Promise<void> {
     let left: number[] = [];
-    await waitFor(() => {
+    const deadline = Date.now() + PROCESS_EXIT_TIMEOUT_MS;
+    for (;;) {
       left = findMarkedProcesses(root).filter((pid) => !isGone(pid));
+      if (left.length === 0) break;
       left.forEach(killQuietly);
-      return left.length === 0 ? true : null;
-    }, PROCESS_EXIT_TIMEOUT_MS, () => `Processes ${left.join(', ')} did not exit.`);
+      await waitFor(() => (left.every(isGone) ? true : null), Math.max(0, deadline - Date.now()), () => `Processes ${left.join(', ')} did not exit.`);
+    }
     // a process that got its hang-up a moment ago may still be writing its last log lines
     fs.rmSync(root, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 });
   }
