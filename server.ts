@@ -2088,12 +2088,12 @@ export function readerOf(types: ReadonlySet<LineMeaning['type']>): LineReader {
   };
 }
 
-// What is searched for of a hint: a long hint from its first letter. A leading space or bracket is a character of every
-// line, and a search whose texts begin with letters skips through a chunk a third faster; but a short word without
-// its space (` was`, ` hit`) is in every other line of chat, and costs the search twice what it saves. Every line that
-// holds the hint holds its key.
+// What is searched for of a hint: the hint without a leading bracket. Brackets are in every line's prefix, and a
+// search whose texts begin with one stops at each: dropping it makes the search of presence a quarter faster. (A
+// leading space stays: dropping it from a short word, ` was`, costs the follower's search half its speed.) Every line
+// that holds the hint holds its key.
 const searchKeyOf = (hint: string): string => {
-  const key = hint.slice(Math.max(0, hint.search(/[A-Za-z]/)));
+  const key = hint.replace(/^[\])]+/, '');
   return key.length >= 8 ? key : hint;
 };
 
