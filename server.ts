@@ -4456,10 +4456,12 @@ function detectGame(
       }
       ready = true;
     },
-    // a line written by the game it knows: the process's end is the pulse's to see (within 0.5 s)
-    async glance() {
+    // a line written by the game it knows: the process's end is the pulse's to see (within 0.5 s); a small append is
+    // read at once, and the glance is then over without a promise
+    glance() {
       if (current === undefined) return this.look();
-      await presence.read(current);
+      const session = presence.read(current);
+      return session instanceof Promise ? session.then(() => undefined) : undefined;
     },
     close: lag.close,
   };
@@ -4467,7 +4469,9 @@ function detectGame(
 
 /** Text from the log as an event carries it: addresses masked, at most `max` characters (whole code points). */
 function eventText(text: string, max = EVENT_TEXT_MAX_CHARS): string {
-  return [...maskAddresses(text)].slice(0, max).join('');
+  const masked = maskAddresses(text);
+  // no more UTF-16 units than `max` is no more code points either: most lines are not split into them
+  return masked.length <= max ? masked : [...masked].slice(0, max).join('');
 }
 
 /**
@@ -4564,19 +4568,23 @@ const detectWhitelist = (config: Readonly<Config>, publish: Publish): Detector =
 function detectPlayerList(file: string, type: ListEventType, publish: Publish): Detector {
   let entries: Map<string, string> | undefined; // uuid (or name) → name
   let signature = '';
+  let missing = false; // at the last look: a list still missing is not read again (each pulse would make an error)
   return {
     dir: path.dirname(file),
     look() {
       const now = settledSignature(file);
       if (now !== '' && now === signature) return;
+      if (now === '' && missing && !fs.existsSync(file)) return;
       let seen: Map<string, string>;
       try {
         seen = new Map(readEntries(file).map((e) =>
           [String(typeof e.uuid === 'string' ? e.uuid.toLowerCase() : e.name), String(e.name)]));
+        missing = false;
       } catch (err) {
         // the game rewrites it in place: a half-written file says nothing yet
         if (!(err instanceof HttpError && err.status === 404)) return;
         seen = new Map();
+        missing = true;
       }
       const before = entries;
       entries = seen;
@@ -4785,7 +4793,9 @@ class LiveEvents implements Events {
         // each detector on its own: a log that cannot be read does not hide a whitelist change
         for (const [detector, look] of now) {
           try {
-            await (look || detector.glance === undefined ? detector.look() : detector.glance());
+            // a glance that read at once is done: no turn of the event loop for it (docs/performance.md, following)
+            const pending = look || detector.glance === undefined ? detector.look() : detector.glance();
+            if (pending !== undefined) await pending;
           } catch (err) {
             // a file that cannot be read now (a roll, a half-written rewrite) is looked at again on the next pulse
             if (!(err instanceof HttpError) && (err as NodeJS.ErrnoException).code === undefined) throw err;
@@ -4957,7 +4967,7 @@ function createWebhook(config: Readonly<Config>): Webhook {
       headers['X-Signature-256'] = `sha256=${createHmac('sha256', config.webhookSecret).update(body).digest('hex')}`;
     }
     const request = (url.protocol === 'https:' ? httpsRequest : httpRequest)(
-      { ...target, method: 'POST', headers, timeout: WEBHOOK_TIMEOUT_MS },
+      { ...target, method: 'POST', headers },
       (res) => {
         clearTimeout(deadline);
         resolve(res.statusCode ?? 0);
@@ -4967,13 +4977,13 @@ function createWebhook(config: Readonly<Config>): Webhook {
         res.on('error', () => {}); // cut, or the receiver went: the delivery was done
       },
     );
-    // the idle timeout alone lets a receiver that trickles its status line hold every later event
+    // one bound for the whole exchange, not an idle timeout as well (a timer more per event, set and reset on the
+    // kept-alive socket): an idle timeout alone lets a receiver that trickles its status line hold every later event
     const deadline = setTimeout(
       () => request.destroy(new Error(`no answer within ${WEBHOOK_TIMEOUT_MS / 1000} s`)),
       WEBHOOK_TIMEOUT_MS,
     );
     request.on('close', () => clearTimeout(deadline));
-    request.on('timeout', () => request.destroy(new Error('timed out')));
     request.on('error', reject);
     request.end(body);
   });
@@ -5489,6 +5499,7 @@ function createReadiness(
     check,
     detect(publish) {
       let announced: string | undefined; // the run whose readiness is known
+      let seen: string | undefined; // the run the last look found
       let first = true;
       return {
         dir: path.dirname(latestLogPath(config)),
@@ -5496,6 +5507,7 @@ function createReadiness(
           const current = game.find();
           const quiet = first; // the first look takes the starting state: a run ready before it is no news
           first = false;
+          seen = current === undefined ? undefined : gameIdentity(current);
           if (current === undefined || announced === gameIdentity(current)) return;
           const identity = gameIdentity(current);
           // not awaited: a ping may take its second, and the other detectors' events must not wait for it
@@ -5505,6 +5517,10 @@ function createReadiness(
             announced = identity;
             if (!quiet) publish('server.ready', { pid: current.pid });
           });
+        },
+        // a line of a run already told ready says nothing new of readiness: another run is the pulse's to see
+        glance() {
+          if (seen === undefined || announced !== seen) this.look();
         },
       };
     },
