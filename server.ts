@@ -4456,12 +4456,10 @@ function detectGame(
       }
       ready = true;
     },
-    // a line written by the game it knows: the process's end is the pulse's to see (within 0.5 s); a small append is
-    // read at once, and the glance is then over without a promise
-    glance() {
+    // a line written by the game it knows: the process's end is the pulse's to see (within 0.5 s)
+    async glance() {
       if (current === undefined) return this.look();
-      const session = presence.read(current);
-      return session instanceof Promise ? session.then(() => undefined) : undefined;
+      await presence.read(current);
     },
     close: lag.close,
   };
@@ -4793,9 +4791,7 @@ class LiveEvents implements Events {
         // each detector on its own: a log that cannot be read does not hide a whitelist change
         for (const [detector, look] of now) {
           try {
-            // a glance that read at once is done: no turn of the event loop for it (docs/performance.md, following)
-            const pending = look || detector.glance === undefined ? detector.look() : detector.glance();
-            if (pending !== undefined) await pending;
+            await (look || detector.glance === undefined ? detector.look() : detector.glance());
           } catch (err) {
             // a file that cannot be read now (a roll, a half-written rewrite) is looked at again on the next pulse
             if (!(err instanceof HttpError) && (err as NodeJS.ErrnoException).code === undefined) throw err;
@@ -5499,7 +5495,6 @@ function createReadiness(
     check,
     detect(publish) {
       let announced: string | undefined; // the run whose readiness is known
-      let seen: string | undefined; // the run the last look found
       let first = true;
       return {
         dir: path.dirname(latestLogPath(config)),
@@ -5507,7 +5502,6 @@ function createReadiness(
           const current = game.find();
           const quiet = first; // the first look takes the starting state: a run ready before it is no news
           first = false;
-          seen = current === undefined ? undefined : gameIdentity(current);
           if (current === undefined || announced === gameIdentity(current)) return;
           const identity = gameIdentity(current);
           // not awaited: a ping may take its second, and the other detectors' events must not wait for it
@@ -5517,10 +5511,6 @@ function createReadiness(
             announced = identity;
             if (!quiet) publish('server.ready', { pid: current.pid });
           });
-        },
-        // a line of a run already told ready says nothing new of readiness: another run is the pulse's to see
-        glance() {
-          if (seen === undefined || announced !== seen) this.look();
         },
       };
     },
