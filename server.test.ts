@@ -6007,6 +6007,26 @@ describe('the compiled daemon', { concurrency: GROUPS_AT_ONCE }, () => {
         { type: 'ops.changed', added: ['Kai_2'], removed: [] },
       ]);
     });
+
+    test('GET /api/events tells ops.changed when ops.json is written after it was missing at several looks', async (t) => {
+      fs.rmSync(serverFile(host, 'ops.json'), { force: true });
+      const stream = openEventStream(d.port);
+      t.after(() => stream.close());
+      await stream.opened;
+      await waitFor(() => stream.retryMs() !== undefined);
+      // each whitelist change has the folder's lists looked at: ops.json is seen missing again, and not read again
+      for (const name of ['Kai_2', 'Mallory']) {
+        fs.writeFileSync(serverFile(host, 'whitelist.json'), gson([{ uuid: offlineUuid(name), name }]));
+        await waitFor(() => stream.parsed().some((e) => e.type === 'whitelist.changed' && (e.added as string[]).includes(name)));
+      }
+      // the removal of what an earlier test left in ops.json, if any, was told with the first of those changes
+      const mark = stream.parsed().length;
+      fs.writeFileSync(serverFile(host, 'ops.json'), gson([{ uuid: offlineUuid('Alex'), name: 'Alex', level: 4, bypassesPlayerLimit: false }]));
+      await waitFor(() => stream.parsed().slice(mark).some((e) => e.type === 'ops.changed'));
+      assert.deepEqual(stream.parsed().slice(mark).filter((e) => e.type === 'ops.changed').map(({ time: _t, ...e }) => e), [
+        { type: 'ops.changed', added: ['Alex'], removed: [] },
+      ]);
+    });
   });
 
   // ---- Live events (docs/api.md#get-apievents) ----
@@ -6124,6 +6144,25 @@ describe('the compiled daemon', { concurrency: GROUPS_AT_ONCE }, () => {
       assert.equal(new Set(s.events.map((e) => e.lastEventId)).size, s.events.length);
       assert.ok(s.parsed().every((e) => !Number.isNaN(Date.parse(e.time)) && e.time.endsWith('Z')));
       s.close();
+    });
+
+    test('GET /api/events tells server.ready once for each run of the game: a game started again after it ended is told ready again', async () => {
+      const s = stream();
+      await s.opened;
+      await waitFor(() => s.retryMs() !== undefined);
+      const first = await host.startGame();
+      await waitFor(() => typesOf(s).includes('server.ready'));
+      fs.appendFileSync(latest(), `${P}<Alex> lines of a run told ready already\n`);   // glances at the log meanwhile
+      await host.stopGame();
+      await waitFor(() => typesOf(s).includes('server.stopped'));
+      const second = await host.startGame();
+      await waitFor(() => typesOf(s).filter((type) => type === 'server.ready').length === 2);
+      assert.deepEqual(s.parsed().filter((e) => e.type === 'server.ready').map(({ time: _t, ...e }) => e), [
+        { type: 'server.ready', pid: first },
+        { type: 'server.ready', pid: second },
+      ]);
+      await host.stopGame();
+      await waitFor(() => typesOf(s).filter((type) => type === 'server.stopped').length === 2);   // told before the next test's stream opens
     });
 
     test('GET /api/events tells a game server that ended without a stop line as crashed, and its players as left', async () => {

@@ -4682,7 +4682,9 @@ function detectGame(
 
 /** Text from the log as an event carries it: addresses masked, at most `max` characters (whole code points). */
 function eventText(text: string, max = EVENT_TEXT_MAX_CHARS): string {
-  return [...maskAddresses(text)].slice(0, max).join('');
+  const masked = maskAddresses(text);
+  // no more UTF-16 units than `max` is no more code points either: most lines are not split into them
+  return masked.length <= max ? masked : [...masked].slice(0, max).join('');
 }
 
 /**
@@ -4779,19 +4781,23 @@ const detectWhitelist = (config: Readonly<Config>, publish: Publish): Detector =
 function detectPlayerList(file: string, type: ListEventType, publish: Publish): Detector {
   let entries: Map<string, string> | undefined; // uuid (or name) → name
   let signature = '';
+  let missing = false; // at the last look: a list still missing is not read again (each pulse would make an error)
   return {
     dir: path.dirname(file),
     look() {
       const now = settledSignature(file);
       if (now !== '' && now === signature) return;
+      if (now === '' && missing && !fs.existsSync(file)) return;
       let seen: Map<string, string>;
       try {
         seen = new Map(readEntries(file).map((e) =>
           [String(typeof e.uuid === 'string' ? e.uuid.toLowerCase() : e.name), String(e.name)]));
+        missing = false;
       } catch (err) {
         // the game rewrites it in place: a half-written file says nothing yet
         if (!(err instanceof HttpError && err.status === 404)) return;
         seen = new Map();
+        missing = true;
       }
       const before = entries;
       entries = seen;
@@ -5172,7 +5178,7 @@ function createWebhook(config: Readonly<Config>): Webhook {
       headers['X-Signature-256'] = `sha256=${createHmac('sha256', config.webhookSecret).update(body).digest('hex')}`;
     }
     const request = (url.protocol === 'https:' ? httpsRequest : httpRequest)(
-      { ...target, method: 'POST', headers, timeout: WEBHOOK_TIMEOUT_MS },
+      { ...target, method: 'POST', headers },
       (res) => {
         clearTimeout(deadline);
         resolve(res.statusCode ?? 0);
@@ -5182,13 +5188,13 @@ function createWebhook(config: Readonly<Config>): Webhook {
         res.on('error', () => {}); // cut, or the receiver went: the delivery was done
       },
     );
-    // the idle timeout alone lets a receiver that trickles its status line hold every later event
+    // one bound for the whole exchange, not an idle timeout as well (a timer more per event, set and reset on the
+    // kept-alive socket): an idle timeout alone lets a receiver that trickles its status line hold every later event
     const deadline = setTimeout(
       () => request.destroy(new Error(`no answer within ${WEBHOOK_TIMEOUT_MS / 1000} s`)),
       WEBHOOK_TIMEOUT_MS,
     );
     request.on('close', () => clearTimeout(deadline));
-    request.on('timeout', () => request.destroy(new Error('timed out')));
     request.on('error', reject);
     request.end(body);
   });
