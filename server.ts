@@ -825,9 +825,10 @@ interface GameProcess {
   residentBytes: number; // read when the process was found or checked, for this request
 }
 
-/** A game process as one value: a pid with its start time names one process, never a later one with that pid. */
 // made once per process found: players online compares it on every request
 const gameIdentities = new WeakMap<GameProcess, string>();
+
+/** A game process as one value: a pid with its start time names one process, never a later one with that pid. */
 function gameIdentity(game: GameProcess): string {
   let identity = gameIdentities.get(game);
   if (identity === undefined) gameIdentities.set(game, (identity = `${game.pid}:${game.startTicks}`));
@@ -4031,7 +4032,6 @@ interface Report {
   stop(): void;
 }
 
-/** The report, from at most one script run at a time, reused for 5 s after it ended whatever the number of callers. */
 /** One run of the report script; its two answers are made once, as bytes, whatever the number of requests. */
 interface ReportRun {
   atMs: number; // when it ended: infinity while it runs
@@ -4040,6 +4040,7 @@ interface ReportRun {
   json?: Promise<Reply>;
 }
 
+/** The report, from at most one script run at a time, reused for 5 s after it ended whatever the number of callers. */
 function createReport(config: Readonly<Config>): Report {
   let cache: ReportRun | undefined;
   let running: ChildProcess | undefined;
