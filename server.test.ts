@@ -3290,6 +3290,21 @@ describe('the compiled daemon', { concurrency: GROUPS_AT_ONCE }, () => {
       assert.equal(runs().length - before, 1);
     });
 
+    test('GET / and GET /api/report asked together share one run and answer its report alike, request after request', async () => {
+      setMode('slow');
+      const d = await startDaemon(host, defer);
+      const before = runs().length;
+      const replies = await Promise.all(Array.from({ length: 20 }, (_, i) => d.get(i % 2 === 0 ? '/' : '/api/report')));
+      assert.deepEqual(replies.map((r) => r.status), Array(20).fill(200));
+      const texts = replies.filter((_, i) => i % 2 === 0).map((r) => r.text);
+      const reports = replies.filter((_, i) => i % 2 === 1).map((r) => r.json.report);
+      assert.equal(new Set(texts).size, 1);
+      assert.deepEqual(reports, Array(10).fill(texts[0]));
+      assert.match(texts[0], /^Gameserver host report — /);
+      for (const r of replies.filter((_, i) => i % 2 === 0)) assertCommonHeaders(r.headers, TEXT_TYPE);
+      assert.equal(runs().length - before, 1);
+    });
+
     test('GET /api/report reuses a finished run for the next request', async () => {
       setMode('normal');
       const d = await startDaemon(host, defer);
@@ -7231,6 +7246,24 @@ describe('the compiled daemon', { concurrency: GROUPS_AT_ONCE }, () => {
       assert.ok((samples.get('gameserver_api_http_requests_total{route="/api/players/whitelist",method="GET",code="200"}') ?? 0) >= 1);
       assert.ok((samples.get('gameserver_api_http_requests_total{route="other",method="GET",code="404"}') ?? 0) >= 1);
       assert.ok((samples.get('gameserver_api_http_requests_total{route="/api/command",method="POST",code="401"}') ?? 0) >= 1);
+    });
+
+    test('GET /metrics counts each response exactly once, and lists the request counters sorted by route, method and status', async () => {
+      const counted = (text: string, labels: string) =>
+        Number(new RegExp(`^gameserver_api_http_requests_total\\{${labels.replace(/[/.]/g, '\\$&')}\\} (\\d+)$`, 'm').exec(text)?.[1] ?? 0);
+      const ok = 'route="/api/properties",method="GET",code="200"';
+      const head = 'route="/api/properties",method="HEAD",code="200"';
+      const before = (await scrape()).text;
+      for (let i = 0; i < 5; i++) await d.get('/api/properties');
+      await d.request('HEAD', '/api/properties');
+      await d.request('DELETE', '/api/properties');
+      const { text } = await scrape();
+      assert.deepEqual([counted(text, ok) - counted(before, ok), counted(text, head) - counted(before, head)], [5, 1]);
+      assert.ok(counted(text, 'route="/api/properties",method="DELETE",code="405"') >= 1);
+      const keys = [...text.matchAll(/^gameserver_api_http_requests_total\{route="([^"]*)",method="([^"]*)",code="(\d+)"\} \d+$/gm)]
+        .map(([, route, method, code]) => `${route} ${method} ${code}`);
+      assert.ok(keys.length >= 4, keys.join('; '));
+      assert.deepEqual(keys, [...keys].sort());
     });
 
     test('GET /metrics leaves out minecraft_backup_last_* with no archive, and says minecraft_backups 0', async () => {
