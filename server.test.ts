@@ -1249,7 +1249,7 @@ describe('the readers of the log read a chunk as the grammar reads its lines', (
   ];
   const names = ['Alex', 'Steve_2', '.Bedrock', 'A'.repeat(16), 'A'.repeat(17), 'Al ex', 'Al-ex', 'Al§aex', '[Staff] Alex', 'Äl', ''];
   const messages = [
-    '%n joined the game', '%n left the game', '%n lost connection: Disconnected', '%n lost connection: Kicked: %n left the game\x1b[0m',
+    '%n joined the game', '%n left the game', '%n lost connection: Disconnected', '%n lost connection: Kicked: %n left the game\x1b[0m', '%n lost connection: <Bob> hi',
     '%n[/198.51.100.7:53120] logged in with entity id 212 at (12.5, 71.0, -40.5)', '%n[local] logged in with entity id -1 at ()',
     '%n[/[::1]:5] logged in with entity id 7 at (1, 2, 3)', '%n[/1.2.3.4:5] logged in with entity id 7 at (1, 2, 3) x',
     '%n[x§]] logged in with entity id 7 at (1)', '%n[x§] logged in with entity id 7 at (1)', '%n[/ip] logged in with entity id 7 at (é)', '%n[/ip] logged in with entity id 7 at (1§)', '%n (formerly known as Old) joined the game',
@@ -1276,7 +1276,9 @@ describe('the readers of the log read a chunk as the grammar reads its lines', (
     const meaning = Buffer.byteLength(line) > 4096 ? undefined : readLogLine(line, types as never);
     return meaning === undefined ? [] : [meaning];
   });
-  for (const [reader, types] of [['presence', PRESENCE_TYPES], ['follower', FOLLOWED_TYPES], ['history', HISTORY_TYPES]] as const) {
+  for (const [reader, types] of [
+    ['presence', PRESENCE_TYPES], ['follower', FOLLOWED_TYPES], ['history', HISTORY_TYPES], ['chat alone', new Set(['player.chat'] as const)],
+  ] as const) {
     test(`the ${reader}'s reader names what the grammar names, line by line, in 600 chunks of generated and mutated lines`, () => {
       const lineReader = readerOf(types);
       for (let round = 0; round < 600; round++) {
@@ -4384,10 +4386,13 @@ describe('the compiled daemon', { concurrency: GROUPS_AT_ONCE }, () => {
 
     test('POST /api/command logs a chunked body over 16 KiB as one write line with 413, and no unhandled rejection', async () => {
       const body = bodyOf(20_000, 'say chunked and logged');
+      const start = mark();
       const res = await d.post('/api/command', [body.subarray(0, 10_000), body.subarray(10_000)], { key: KEY });
       assertReply(res, 413, { ok: false, error: MSG.tooLarge });
       const next = await d.post('/api/command', { command: 'say after the chunked 413' }, { key: KEY });
       assert.equal(next.status, 200);
+      // the game has it before the next test looks at what reaches the console
+      assert.equal(await consoleSince(host, start, 'say after the chunked 413\n'), 'say after the chunked 413\n');
       // the daemon writes its lines in order: the one before the next request's is the 413's
       const [line] = await waitFor(() => {
         const lines = d.stdout().split('\n');

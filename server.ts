@@ -2081,6 +2081,7 @@ export const FOLLOWED_TYPES = new Set([...PRESENCE_TYPES, ...TOLD_TYPES]);
  */
 interface LineReader {
   kinds: readonly LineKind[];
+  readsPresence: boolean; // joins and leaves among them: the usual ones are read in place (USUAL_PRESENCE)
   hints: RegExp;
   byHint: ReadonlyMap<string, readonly LineKind[]>;
 }
@@ -2090,6 +2091,7 @@ export function readerOf(types: ReadonlySet<LineMeaning['type']>): LineReader {
   const keys = [...new Set(kinds.flatMap((kind) => [kind.hint].flat().map(searchKeyOf)))];
   return {
     kinds,
+    readsPresence: types.has('player.joined') && types.has('player.left'),
     hints: new RegExp(keys.map((key) => key.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|'), 'g'),
     byHint: new Map(keys.map((key) => [key, kinds.filter((kind) => [kind.hint].flat().some((hint) => hint.includes(key)))])),
   };
@@ -2128,20 +2130,14 @@ export function forEachHintedLine(
   const inPlace = text.indexOf('\x1b') === -1;
   const { hints } = reader;
   hints.lastIndex = 0;
-  let nextLine = 0; // where the line after the last one read starts
   for (let found = hints.exec(text); found !== null; found = hints.exec(text)) {
-    let lineStart = nextLine;
-    let lineBreak = text.indexOf('\n', lineStart);
-    // in a log of chat, the next line holds the next hint as often as not: no search backwards for its start then
-    if (lineBreak !== -1 && lineBreak < found.index) {
-      lineStart = text.lastIndexOf('\n', found.index) + 1;
-      lineBreak = text.indexOf('\n', found.index);
-    }
+    const lineStart = text.lastIndexOf('\n', found.index) + 1;
+    const lineBreak = text.indexOf('\n', found.index);
     const lineEnd = lineBreak === -1 ? end : lineBreak;
-    hints.lastIndex = nextLine = lineEnd + 1;
+    hints.lastIndex = lineEnd + 1;
     if (lineEnd - lineStart > LOG_LINE_MAX_BYTES) continue;
     USUAL_PRESENCE.lastIndex = lineStart;
-    const usual = inPlace ? USUAL_PRESENCE.exec(text) : null;
+    const usual = inPlace && reader.readsPresence ? USUAL_PRESENCE.exec(text) : null;
     if (usual !== null) {
       const time = text.slice(lineStart + 1, lineStart + 9);
       // a leave or a lost connection; a join or a login
