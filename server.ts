@@ -2109,7 +2109,9 @@ const searchKeyOf = (hint: string): string => {
 const PRESENCE_READER = readerOf(PRESENCE_TYPES);
 const FOLLOWED_READER = readerOf(FOLLOWED_TYPES);
 const NON_ASCII = /[^\x00-\x7f]/;
-const isAsciiBytes: (bytes: Uint8Array) => boolean = isAscii ?? ((bytes) => !NON_ASCII.test(Buffer.from(bytes).toString('latin1')));
+// buffer.isAscii came in Node 18.15
+const isAsciiBytes: (bytes: Uint8Array) => boolean =
+  isAscii ?? ((bytes) => !NON_ASCII.test(Buffer.from(bytes).toString('latin1')));
 
 /**
  * Calls `visit` with what each line of data[0, end) that holds one of the reader's hints means, and the line (a last
@@ -2158,8 +2160,16 @@ export function forEachHintedLine(
 // and a bare name's join, leave, lost connection or login, in ASCII. One match of it at a line's start says what the
 // grammar's rows say of the line, for a fraction of the work (a test holds the two equal over generated lines): so it
 // names nothing a row would not. What a login ends with is read only when it holds no escape and no other byte.
-const USUAL_PRESENCE = new RegExp(`\\[\\d\\d:\\d\\d:\\d\\d\\] \\[${SERVER_THREAD}/INFO\\]: ${NAME}(?: (joined|left) the game(?=\\r?\\n|\\r?$)`
-  + `|( lost connection: )|\\[[^\\]\\n\\x80-\\xff]*(?:\\][^\\]\\n\\x80-\\xff]*)?\\] logged in with entity id -?\\d+ at \\([^\\n\\x1b\\x80-\\xff]*\\)(?=\\r?\\n|\\r?$))`, 'y');
+const LINE_ENDS_HERE = '(?=\\r?\\n|\\r?$)'; // the text ends at a line's end; a CRLF line's CR is no part of it
+const USUAL_PRESENCE = new RegExp(
+  `\\[\\d\\d:\\d\\d:\\d\\d\\] \\[${SERVER_THREAD}/INFO\\]: ${NAME}(?:`
+    + ` (joined|left) the game${LINE_ENDS_HERE}`
+    + '|( lost connection: )'
+    // the address may hold one `]` (an IPv6 one in brackets), as the row allows; no other byte than ASCII
+    + `|\\[[^\\]\\n\\x80-\\xff]*(?:\\][^\\]\\n\\x80-\\xff]*)?\\] logged in with entity id -?\\d+ at \\([^\\n\\x1b\\x80-\\xff]*\\)`
+    + `${LINE_ENDS_HERE})`,
+  'y',
+);
 
 const isDigitAt = (text: string, at: number): boolean => {
   const code = text.charCodeAt(at);
