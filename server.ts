@@ -2429,8 +2429,6 @@ function readPresenceOnWorker(fd: number, start: number, end: number): Promise<N
       worker = new Worker(__filename, {
         workerData: { readNetPresence: [fd, start, end] },
         resourceLimits: { maxOldGenerationSizeMb: WORKER_MEMORY_MB },
-        stdout: false,
-        stderr: false,
       });
     } catch {
       return resolve(undefined);
