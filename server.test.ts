@@ -1253,7 +1253,7 @@ describe('the readers of the log read a chunk as the grammar reads its lines', (
     '%n[/198.51.100.7:53120] logged in with entity id 212 at (12.5, 71.0, -40.5)', '%n[local] logged in with entity id -1 at ()',
     '%n[/[::1]:5] logged in with entity id 7 at (1, 2, 3)', '%n[/1.2.3.4:5] logged in with entity id 7 at (1, 2, 3) x',
     '%n[x§]] logged in with entity id 7 at (1)', '%n[x§] logged in with entity id 7 at (1)', '%n[/ip] logged in with entity id 7 at (é)', '%n[/ip] logged in with entity id 7 at (1§)', '%n (formerly known as Old) joined the game',
-    '<%n> hello %n joined the game', '%n was slain by Zombie', '%n has made the advancement [Stone Age]', 'Starting minecraft server version 1.21.4',
+    '<%n> hello %n joined the game', '[Not Secure] <%n> hi', '<%n> héllo §ax\u2028y', '<<%n>> hi', '<%n>  ', '<[Staff] %n> hi', '<%n>', '%n was slain by Zombie', '%n has made the advancement [Stone Age]', 'Starting minecraft server version 1.21.4',
     'Stopping the server', 'Stopping server', 'Done (3,112s)! For help, type "help"', 'Can\'t keep up! Is the server overloaded? Running 2034ms or 40 ticks behind',
     '%n joined the game\u2028', 'Saving the game (this may take a moment!)', '* %n waves', `%n lost connection: ${'x'.repeat(4100)}`,
   ];

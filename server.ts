@@ -2082,6 +2082,7 @@ export const FOLLOWED_TYPES = new Set([...PRESENCE_TYPES, ...TOLD_TYPES]);
 interface LineReader {
   kinds: readonly LineKind[];
   readsPresence: boolean; // joins and leaves among them: the usual ones are read in place (USUAL_PRESENCE)
+  readsChat: boolean; // and chat (USUAL_CHAT)
   hints: RegExp;
   byHint: ReadonlyMap<string, readonly LineKind[]>;
 }
@@ -2092,6 +2093,7 @@ export function readerOf(types: ReadonlySet<LineMeaning['type']>): LineReader {
   return {
     kinds,
     readsPresence: types.has('player.joined') && types.has('player.left'),
+    readsChat: types.has('player.chat'),
     hints: new RegExp(keys.map((key) => key.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|'), 'g'),
     byHint: new Map(keys.map((key) => [key, kinds.filter((kind) => [kind.hint].flat().some((hint) => hint.includes(key)))])),
   };
@@ -2147,6 +2149,13 @@ export function forEachHintedLine(
       visit({ type, player: usual[1] }, time);
       continue;
     }
+    USUAL_CHAT.lastIndex = lineStart;
+    const chat = inPlace && reader.readsChat ? USUAL_CHAT.exec(text) : null;
+    if (chat !== null) {
+      const time = text.slice(lineStart + 1, lineStart + 9);
+      visit({ type: 'player.chat', player: chat[1], text: chatText(text, USUAL_CHAT.lastIndex, lineEnd, data) }, time);
+      continue;
+    }
     const line = (inPlace ? readUsualLine(text, lineStart, lineEnd, ascii ? undefined : data) : undefined)
       // only whole lines are decoded, so a UTF-8 sequence is never split
       ?? parseLogLine(ascii ? text.slice(lineStart, lineEnd) : data.toString('utf8', lineStart, lineEnd));
@@ -2170,6 +2179,25 @@ const USUAL_PRESENCE = new RegExp(
     + `${LINE_ENDS_HERE})`,
   'y',
 );
+
+// The usual chat line, of any thread: `[HH:MM:SS] [thread/LEVEL]( [logger])?: ([Not Secure] )?<name> `, its prefix and
+// name in ASCII. As USUAL_PRESENCE, held equal to the grammar's chat row by the same tests; the text is the rest of the
+// line. Most lines a follower reads are chat: read so, a chat log is read a tenth faster, a busy one a fifth.
+const USUAL_CHAT = new RegExp(
+  '\\[\\d\\d:\\d\\d:\\d\\d\\] \\[[^\\]\\n\\x80-\\xff]{1,128}/[A-Z]{1,10}\\](?: \\[[^\\]\\n\\x80-\\xff]{0,256}\\])?: '
+    + '(?:\\[Not Secure\\] )?<([^<>\\n\\x80-\\xff]{1,64})> ',
+  'y',
+);
+
+/** A chat line's text, text[start, end) of the chunk `bytes`: decoded and without colour codes as the grammar has it. */
+function chatText(text: string, start: number, end: number, bytes: Buffer): string {
+  let chat = text.slice(start, end);
+  if (NON_ASCII.test(chat)) {
+    chat = bytes.toString('utf8', start, end);
+    if (chat.includes('§')) chat = chat.replace(COLOUR_CODES, '');
+  }
+  return chat.endsWith('\r') ? chat.slice(0, -1) : chat;
+}
 
 const isDigitAt = (text: string, at: number): boolean => {
   const code = text.charCodeAt(at);
