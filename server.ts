@@ -2153,7 +2153,7 @@ export function forEachHintedLine(
     const chat = inPlace && reader.readsChat ? USUAL_CHAT.exec(text) : null;
     if (chat !== null) {
       const time = text.slice(lineStart + 1, lineStart + 9);
-      visit({ type: 'player.chat', player: chat[1], text: chatText(text, USUAL_CHAT.lastIndex, lineEnd, data) }, time);
+      visit({ type: 'player.chat', player: chat[1], text: messageAt(text, USUAL_CHAT.lastIndex, lineEnd, ascii ? undefined : data) }, time);
       continue;
     }
     const line = (inPlace ? readUsualLine(text, lineStart, lineEnd, ascii ? undefined : data) : undefined)
@@ -2189,14 +2189,19 @@ const USUAL_CHAT = new RegExp(
   'y',
 );
 
-/** A chat line's text, text[start, end) of the chunk `bytes`: decoded and without colour codes as the grammar has it. */
-function chatText(text: string, start: number, end: number, bytes: Buffer): string {
-  let chat = text.slice(start, end);
-  if (NON_ASCII.test(chat)) {
-    chat = bytes.toString('utf8', start, end);
-    if (chat.includes('§')) chat = chat.replace(COLOUR_CODES, '');
+/**
+ * The rest of a line from `start`, text[start, end), as the grammar has it: decoded from `bytes` (the chunk; none when
+ * it is ASCII alone) when it holds other bytes, without colour codes, and a CRLF line's CR taken off after them, as
+ * parseLogLine does. What comes before `start` is ASCII, so these bytes decode alone as they would in the line, and
+ * only they can hold a `§`.
+ */
+function messageAt(text: string, start: number, end: number, bytes: Buffer | undefined): string {
+  let message = text.slice(start, end);
+  if (bytes !== undefined && NON_ASCII.test(message)) {
+    message = bytes.toString('utf8', start, end);
+    if (message.includes('§')) message = message.replace(COLOUR_CODES, '');
   }
-  return chat.endsWith('\r') ? chat.slice(0, -1) : chat;
+  return message.endsWith('\r') ? message.slice(0, -1) : message;
 }
 
 const isDigitAt = (text: string, at: number): boolean => {
@@ -2240,16 +2245,9 @@ export function readUsualLine(text: string, start: number, end: number, bytes?: 
     messageStart = loggerEnd + 3;
   }
   if (messageStart > end || (bytes !== undefined && !isAsciiBytes(bytes.subarray(start, messageStart)))) return undefined;
-  let message = text.slice(messageStart, end);
-  if (bytes !== undefined && NON_ASCII.test(message)) {
-    // the prefix is ASCII: the message's bytes decode alone as they would in the line, and only it can hold a `§`
-    message = bytes.toString('utf8', messageStart, end);
-    if (message.includes('§')) message = message.replace(COLOUR_CODES, '');
-  }
   return {
     time: text.slice(start + 1, start + 9), thread: text.slice(start + 12, slash), level: text.slice(slash + 1, close),
-    // a CRLF line's CR is no part of its message (taken after the colour codes, as parseLogLine does)
-    message: message.endsWith('\r') ? message.slice(0, -1) : message,
+    message: messageAt(text, messageStart, end, bytes),
   };
 }
 
