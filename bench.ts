@@ -4,8 +4,9 @@
 // frequency, other load) hits both, on a host's 100 MiB latest.log that the game writes to as a busy server does. Then
 // a 2000-line tail and presence on a 1 GiB log, live events, and memory.
 // `npm run bench -- --profile` profiles the daemon under that load instead, `npm run bench -- --bridge` measures the
-// chat bridge alone, `npm run bench -- --backlog` a fresh daemon on a 1 GiB log and 900 MiB appended unread, and
-// `npm run bench -- --still` the routes on a log nobody writes while they are asked (docs/performance.md).
+// chat bridge alone, `npm run bench -- --backlog` a fresh daemon on a 1 GiB log and 900 MiB appended unread,
+// `npm run bench -- --flood` the routes while 2 GB of chat is written in 40 s, and `npm run bench -- --still` the routes
+// on a log nobody writes while they are asked (docs/performance.md).
 // It reports held or missed for each target and never fails on a missed one. Exit: 0 done, 1 error, 130 interrupted.
 
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
@@ -293,7 +294,7 @@ async function loadWithNode(proc: Proc, target: string, seconds = WRK_SECONDS): 
   return { rps: NaN, p50Ms: NaN, p99Ms: NaN, requests, non2xx: 0, cpuUsPerRequest: (cpuMs * 1000) / requests };
 }
 
-interface Timed { status: number; body: Buffer; ms: number }
+interface Timed { status: number; body: Buffer; ms: number; retryAfter: boolean }
 
 function timedGet(port: number, target: string, agent: Agent): Promise<Timed> {
   return new Promise((resolve, reject) => {
@@ -301,7 +302,7 @@ function timedGet(port: number, target: string, agent: Agent): Promise<Timed> {
     const req = request({ host: '127.0.0.1', port, path: target, agent, timeout: REQUEST_TIMEOUT_MS }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks), ms: performance.now() - startMs }));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks), ms: performance.now() - startMs, retryAfter: res.headers['retry-after'] !== undefined }));
     });
     req.on('timeout', () => req.destroy(new Error(`GET ${target} took over ${REQUEST_TIMEOUT_MS} ms`)));
     req.on('error', reject);
@@ -316,7 +317,7 @@ function timedPost(port: number, target: string, key: string, body: object): Pro
     const req = request({ host: '127.0.0.1', port, path: target, method: 'POST', headers: { 'X-API-Key': key, 'Content-Length': Buffer.byteLength(payload) } }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks), ms: performance.now() - startMs }));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks), ms: performance.now() - startMs, retryAfter: res.headers['retry-after'] !== undefined }));
     });
     req.on('error', reject);
     req.end(payload);
@@ -928,6 +929,141 @@ async function benchBacklog(): Promise<void> {
   for (const t of targets) log(`| ${t.name} | ${t.goal} | ${t.measured} | ${t.held === null ? '—' : t.held ? 'held' : 'MISSED'} |`);
 }
 
+// ---- A flood of chat (docs/performance.md#the-flood) ----
+
+const FLOOD_BYTES = 2 * 1024 * MIB;
+const FLOOD_SECONDS = 40;
+const FLOOD_POLL_MS = 100;
+const FLOOD_CHUNK_BYTES = 4 * MIB;
+const FLOOD_JOINER = 'Flood_End';
+
+// A process that writes `bytes` of the online players' chat to latest.log in `seconds`, paced, then a join; it prints
+// when it began and ended (Date.now(), the clock both processes share)
+const FLOOD_WRITER_SOURCE = `
+const fs = require('node:fs');
+const [file, bytes, seconds, joiner, names] = process.argv.slice(1);
+const players = JSON.parse(names);
+const texts = ${JSON.stringify(CHAT_TEXTS)};
+const stamp = () => new Date().toTimeString().slice(0, 8);
+let chunk = '';
+for (let n = 0; chunk.length < ${FLOOD_CHUNK_BYTES}; n++) chunk += '[' + stamp() + '] [Async Chat Thread - #3/INFO]: <' + players[n % players.length] + '> ' + texts[n % texts.length] + ' #' + n + '\\n';
+const data = Buffer.from(chunk);
+const fd = fs.openSync(file, 'a');
+const startMs = Date.now();
+console.log('flood begins ' + startMs);
+let written = 0;
+const step = () => {
+  const due = (Date.now() - startMs) / (Number(seconds) * 1000) * Number(bytes);
+  while (written < due && written < Number(bytes)) written += fs.writeSync(fd, data);
+  if (written < Number(bytes)) return void setTimeout(step, 20);
+  fs.writeSync(fd, '[' + stamp() + '] [Server thread/INFO]: ' + joiner + ' joined the game\\n');
+  console.log('flood ends ' + Date.now());
+};
+step();
+`;
+
+interface Poll { atMs: number; ms: number; status: number; body: string; retryAfter: boolean }
+
+/** Asks `target` one request after another, FLOOD_POLL_MS apart, until `stop()` says so; `seen` is told each answer. */
+async function pollRoute(port: number, target: string, stop: () => boolean, seen: (poll: Poll) => void = () => undefined): Promise<Poll[]> {
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+  const polls: Poll[] = [];
+  try {
+    while (!stop()) {
+      const atMs = Date.now();
+      const res = await timedGet(port, target, agent);
+      const poll = { atMs, ms: res.ms, status: res.status, body: res.body.toString('utf8'), retryAfter: res.retryAfter };
+      polls.push(poll);
+      seen(poll);
+      await delay(FLOOD_POLL_MS);
+    }
+  } finally {
+    agent.destroy();
+  }
+  return polls;
+}
+
+/**
+ * 2 GB of chat written to latest.log in 40 s, one stream open, both routes asked every 100 ms throughout and after: how
+ * long each answer took, whether players online ever answered a list that was not current, and when it was again.
+ */
+async function benchFlood(): Promise<void> {
+  log(`gameserver-api bench --flood: node ${process.version}, ${os.cpus().length} CPUs, load average ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+  const host = await createHost({ gameThreads: GAME_THREADS });
+  hosts.push(host);
+  await host.startGame();
+  const writer = createLogWriter('chatter');
+  const pool = namePool(1);
+  const logPath = path.join(host.serverDir, 'logs', 'latest.log');
+  growLog(logPath, writer, HOST_LOG_BYTES, pool);
+  const before = [...writer.online].sort();
+  const after = [...before, FLOOD_JOINER].sort();
+  const port = await freePort();
+  const daemon = await startProcess('daemon', [...unitNodeArgs(), 'dist/server.js'], host.daemonEnv({ HOST: '127.0.0.1', PORT: String(port), API_KEY: 'k'.repeat(32) }), port, 'gameserver-api ');
+  if (JSON.stringify(playersOf((await firstAnswer(port, '/api/players/online')).body)) !== JSON.stringify(before)) {
+    throw new Error('the daemon did not read the log right before the flood');
+  }
+  let chatEvents = 0;
+  let joinerToldAtMs: number | undefined;
+  const stream = readEvents(port, (event) => {
+    if (event.type === 'player.chat') chatEvents++;
+    if (event.type === 'player.joined' && event.player === FLOOD_JOINER) joinerToldAtMs ??= Date.now();
+  });
+  let streamCut = false; // the daemon let the stream go before we closed it
+  let closing = false;
+  stream.on('response', (res) => res.on('close', () => void (streamCut ||= !closing)));
+  await delay(1_500); // the stream took its starting state
+  const cpuBeforeMs = readCpuMs(daemon.child.pid!);
+  const flood = await startProcess('flood writer', ['-e', FLOOD_WRITER_SOURCE, logPath, String(FLOOD_BYTES), String(FLOOD_SECONDS), FLOOD_JOINER, JSON.stringify(before)], { PATH: process.env.PATH ?? '' }, 0, 'flood begins');
+  const stampOf = (word: string): number | undefined => {
+    const found = new RegExp(`flood ${word} (\\d+)`).exec(flood.output.join('\n'));
+    return found === null ? undefined : Number(found[1]);
+  };
+  const beganMs = stampOf('begins')!;
+  let currentAtMs: number | undefined; // the first answer of players online that names the joiner
+  let stale = 0; // answers of 200 that were not the list of their moment
+  let bareRefusals = 0; // answers of 503 without Retry-After
+  const done = (): boolean => (currentAtMs !== undefined && Date.now() > currentAtMs + 2_000)
+    || Date.now() - beganMs > (FLOOD_SECONDS + 180) * 1000;
+  const [metrics, players] = await Promise.all([
+    pollRoute(port, '/metrics', done),
+    pollRoute(port, '/api/players/online', done, (poll) => {
+      if (poll.status === 503) {
+        if (!poll.retryAfter) bareRefusals++;
+        return;
+      }
+      const list = JSON.stringify(playersOf(poll.body));
+      const endedMs = stampOf('ends');
+      // asked after the join was written: only the list with the joiner is current; before, either may be
+      if (list === JSON.stringify(after)) currentAtMs ??= Date.now();
+      else if (poll.status !== 200 || list !== JSON.stringify(before) || (endedMs !== undefined && poll.atMs > endedMs)) stale++;
+    }),
+  ]);
+  const cpuMs = readCpuMs(daemon.child.pid!) - cpuBeforeMs;
+  closing = true;
+  stream.destroy();
+  await stopProcess(flood);
+  const endedMs = stampOf('ends');
+  const unreadMax = Math.max(...metrics.map((poll) => Number(/^gameserver_api_log_unread_bytes (\d+)$/m.exec(poll.body)?.[1] ?? 0)));
+  const backlog = Number(/^gameserver_api_log_backlog_bytes_total (\d+)$/m.exec(metrics[metrics.length - 1]?.body ?? '')?.[1] ?? 0);
+  const chatCounted = Number(/^minecraft_chat_messages_total (\d+)$/m.exec(metrics[metrics.length - 1]?.body ?? '')?.[1] ?? 0);
+  const slowest = (polls: Poll[]): number => Math.max(...polls.map((poll) => poll.ms));
+  const refusals = players.filter((poll) => poll.status === 503).length;
+  log(`\n### ${fmt(FLOOD_BYTES / MIB, 0)} MiB of chat written in ${FLOOD_SECONDS} s (${fmt((endedMs! - beganMs) / 1000, 1)} s here) to a ${HOST_LOG_BYTES / MIB} MiB log, one stream open, each route asked every ${FLOOD_POLL_MS} ms`);
+  log(`GET /metrics: ${metrics.length} answers, the slowest ${fmt(slowest(metrics), 0)} ms; at most ${fmt(unreadMax / MIB, 0)} MiB unread; ${fmt(backlog / MIB, 0)} MiB read for presence alone`);
+  log(`GET /api/players/online: ${players.length} answers, the slowest ${fmt(slowest(players), 0)} ms; ${refusals} of 503 (${bareRefusals} without Retry-After), ${stale} not current`);
+  log(`players online current again ${currentAtMs === undefined ? 'never' : `${fmt((currentAtMs - endedMs!) / 1000, 2)} s`} after the writing stopped; the stream told the join ${joinerToldAtMs === undefined ? 'never' : `${fmt((joinerToldAtMs - endedMs!) / 1000, 2)} s`} after it`);
+  log(`the stream was told ${chatEvents} chat events${streamCut ? ' before the daemon let it go (more than 1 MiB behind)' : ''}; /metrics counted ${chatCounted}; the daemon used ${fmt(cpuMs / 1000, 1)} s of CPU`);
+  const targets: Target[] = [
+    { name: 'GET /metrics during and after the flood', goal: 'every answer ≤ 2 s', measured: `slowest ${fmt(slowest(metrics), 0)} ms of ${metrics.length}`, held: slowest(metrics) <= 2_000 },
+    { name: 'GET /api/players/online during and after the flood', goal: 'every answer ≤ 2 s, 503 with Retry-After or the current list', measured: `slowest ${fmt(slowest(players), 0)} ms of ${players.length}; ${refusals} × 503; ${stale} not current`, held: slowest(players) <= 2_000 && stale === 0 && bareRefusals === 0 && currentAtMs !== undefined },
+  ];
+  log('\n| target | goal | measured | result |');
+  log('|---|---|---|---|');
+  for (const t of targets) log(`| ${t.name} | ${t.goal} | ${t.measured} | ${t.held ? 'held' : 'MISSED'} |`);
+  await stopProcess(daemon);
+}
+
 // ---- Clean-up: once, whatever happens ----
 
 const hosts: Host[] = [];
@@ -961,7 +1097,7 @@ process.once('SIGINT', () => void cleanup().finally(() => process.exit(130)));
 process.once('SIGTERM', () => void cleanup().finally(() => process.exit(130)));
 process.once('exit', cleanupSync);
 (process.argv.includes('--profile') ? profile() : process.argv.includes('--bridge') ? bridgeOnly()
-  : process.argv.includes('--backlog') ? benchBacklog() : bench())
+  : process.argv.includes('--backlog') ? benchBacklog() : process.argv.includes('--flood') ? benchFlood() : bench())
   .then(() => 0, (err: unknown) => {
     process.stderr.write(`bench failed: ${err instanceof Error ? err.stack ?? err.message : String(err)}\n`);
     for (const proc of processes) if (proc.output.length > 0) process.stderr.write(`--- last output of ${proc.name} ---\n${proc.output.join('\n')}\n`);
