@@ -7893,9 +7893,11 @@ describe('the compiled daemon', { concurrency: GROUPS_AT_ONCE }, () => {
         processesOf(demo.root).forEach(killQuietly);
         fs.rmSync(demo.root, { recursive: true, force: true });
       });
-      // a look at the group reads every process of the machine: a few a second, not one each 20 ms
+      // a look at the group reads every process of the machine: a few a second, not one each 20 ms, and none while
+      // the launcher, the group's leader, is alive
       await waitFor(() => {
         if (out.includes('Press Ctrl-C')) return true;
+        if (launcher.exitCode === null && launcher.signalCode === null) return false;
         if (groupMembers(launcher.pid!).length === 0) throw new Error(`the demo exited early: ${out}${err}`);
         return false;
       }, { timeoutMs: 30_000, intervalMs: 100 });
@@ -7924,7 +7926,8 @@ describe('the compiled daemon', { concurrency: GROUPS_AT_ONCE }, () => {
 
     /** Nothing of the demo is left: no process of its group or naming its folder, no tmux server, no folder. */
     async function assertEndedWhole(demo: Demo): Promise<void> {
-      await waitFor(() => groupMembers(demo.launcher.pid!).length === 0 && processesOf(demo.root).length === 0 && !fs.existsSync(demo.root),
+      // the folder goes last, and looking for it is cheap: the processes of the machine are read once it has gone
+      await waitFor(() => !fs.existsSync(demo.root) && groupMembers(demo.launcher.pid!).length === 0 && processesOf(demo.root).length === 0,
         { timeoutMs: 30_000, intervalMs: 100 });
       assert.notEqual((await runTool('tmux', ['-S', path.join(demo.root, 'tmux.sock'), 'list-sessions'])).status, 0);
     }

@@ -106,12 +106,44 @@ function isGone(pid: number): boolean {
   return stat === null || stat.slice(stat.lastIndexOf(')') + 2).startsWith('Z');
 }
 
-/** Every process started with ROOT_MARKER=root in its environment: what serv, the report and the game left running. */
-function findMarkedProcesses(root: string): number[] {
+/** The kernel's count of processes and threads started since boot, and the last PID it gave one of them. */
+interface PidMark { started: number; lastPid: number }
+
+function pidMark(): PidMark {
+  // the count first: what starts between the two reads is counted when the mark is compared with a later one
+  const started = Number(/^processes (\d+)$/m.exec(fs.readFileSync('/proc/stat', 'utf8'))![1]);
+  return { started, lastPid: Number(fs.readFileSync('/proc/loadavg', 'utf8').split(' ')[4]) };
+}
+
+let pidMax: number | undefined;
+
+/**
+ * Whether a PID now in /proc may belong to a process started after `since`: the kernel gives PIDs out in turn,
+ * starting again low once it reaches pid_max, so one started since then has a PID from the mark's last one to
+ * today's, round the turn; any PID once so many processes started that the turn may have passed the mark again.
+ */
+function startedSince(since: PidMark | undefined): (pid: number) => boolean {
+  if (since === undefined) return () => true;
+  const now = pidMark();
+  pidMax ??= Number(fs.readFileSync('/proc/sys/kernel/pid_max', 'utf8'));
+  if (!(now.started - since.started < pidMax / 2)) return () => true;
+  return now.lastPid >= since.lastPid
+    ? (pid) => pid > since.lastPid && pid <= now.lastPid
+    : (pid) => pid > since.lastPid || pid <= now.lastPid;
+}
+
+/**
+ * Every process started with ROOT_MARKER=root in its environment: what serv, the report and the game left running.
+ * With `since`, the mark taken before the root existed, only the environments of processes started after it are
+ * read: a look at every process of a machine as busy as a test run's cost a few milliseconds, a hundred times a run.
+ */
+function findMarkedProcesses(root: string, since: PidMark | undefined): number[] {
   const marker = Buffer.from(`\0${ROOT_MARKER}=${root}\0`);
   const pids: number[] = [];
-  for (const entry of fs.readdirSync('/proc')) {
-    if (!/^[0-9]+$/.test(entry) || Number(entry) === process.pid) continue;
+  const entries = fs.readdirSync('/proc');
+  const mayBeMarked = startedSince(since);   // read after the listing: every PID listed was given out by then
+  for (const entry of entries) {
+    if (!/^[0-9]+$/.test(entry) || Number(entry) === process.pid || !mayBeMarked(Number(entry))) continue;
     try {
       const environ = Buffer.concat([Buffer.from('\0'), fs.readFileSync(`/proc/${entry}/environ`)]);
       if (environ.includes(marker)) pids.push(Number(entry));
@@ -348,6 +380,8 @@ async function populate(paths: ReturnType<typeof layout>, options: HostOptions, 
 /** Builds a host in a new temp folder, or in options.root. On failure a folder it created is removed again. */
 export async function createHost(options: HostOptions = {}): Promise<Host> {
   const given = options.root;
+  // a folder of its own is new, so nothing that runs yet can carry it as a marker; a given one may have had a host before
+  const since = given === undefined ? pidMark() : undefined;
   const made = given ?? fs.mkdtempSync(path.join(os.tmpdir(), 'gameserver-host-'));
   const created = given === undefined || fs.mkdirSync(given, { recursive: true }) !== undefined;
   const root = fs.realpathSync(made);   // the daemon compares /proc/PID/cwd with SERVER_DIR after resolving links
@@ -430,7 +464,7 @@ export async function createHost(options: HostOptions = {}): Promise<Host> {
     let left: number[] = [];
     const deadline = Date.now() + PROCESS_EXIT_TIMEOUT_MS;
     for (;;) {
-      left = findMarkedProcesses(root).filter((pid) => !isGone(pid));
+      left = findMarkedProcesses(root, since).filter((pid) => !isGone(pid));
       if (left.length === 0) break;
       left.forEach(killQuietly);
       await waitFor(() => (left.every(isGone) ? true : null), Math.max(0, deadline - Date.now()), () => `Processes ${left.join(', ')} did not exit.`);
