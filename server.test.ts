@@ -373,10 +373,21 @@ const DAEMON_NODE = process.env.TEST_DAEMON_NODE || process.execPath;
 interface SpawnOptions { wrap?: string[]; cwd?: string; nodeArgs?: string[] }
 
 
+// This process drives every group (it sends the requests, starts the processes, reads what they wrote) and is the
+// run's bottleneck: its one thread is busy all through it. The daemons, which with what they start take half of the
+// run's CPU, yield the CPU to it when both could run (a higher nice value, which the daemon's children inherit); a
+// daemon behaves the same, only later in a busy moment. Two runs on the same busy machine: 47 s without, 32-36 s with.
+const DAEMON_NICENESS = 5;
+
 /** Spawns dist/server.js; collects its output. */
 function spawnDaemon(env: Record<string, string>, args: string[] = [], { wrap = [], cwd, nodeArgs = [] }: SpawnOptions = {}) {
   const argv = [...wrap, DAEMON_NODE, ...nodeArgs, DAEMON, ...args];
   const child = spawn(argv[0], argv.slice(1), { env, cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+  try {
+    os.setPriority(child.pid!, Math.min(19, os.getPriority() + DAEMON_NICENESS));
+  } catch {
+    // gone already: an early exit is what the caller looks at
+  }
   let out = '';
   let err = '';
   let exited: Exit | undefined;
@@ -477,6 +488,7 @@ async function startDaemon(host: Host, defer: Defer, extra: Record<string, strin
         noteStart(Date.now() - startedAtMs, QUIET_DAEMON_START_MS);
         return { port: free, proc: started };
       }
+      await started.exit;   // its last words may still be in the pipe when it has exited
       if (attempt === 3 || !started.err().includes('is already in use')) {
         throw new Error(`daemon exited early: ${JSON.stringify(started.exited())} ${started.err()}`);
       }
