@@ -419,9 +419,9 @@ export async function createHost(options: HostOptions = {}): Promise<Host> {
   function hasLoggedDone(pid: number): boolean {
     const latestLog = path.join(paths.serverDir, 'logs', 'latest.log');
     for (const fd of fs.readdirSync(`/proc/${pid}/fd`)) {
-      const target = fs.readlinkSync(`/proc/${pid}/fd/${fd}`);
+      if (fs.readlinkSync(`/proc/${pid}/fd/${fd}`) !== latestLog) continue;
       const flags = parseInt(/^flags:\s+([0-7]+)/m.exec(fs.readFileSync(`/proc/${pid}/fdinfo/${fd}`, 'utf8'))?.[1] ?? '0', 8);
-      if (target === latestLog && (flags & 3) !== 0) return fs.readFileSync(`/proc/${pid}/fd/${fd}`, 'utf8').includes('] [Server thread/INFO]: Done (');
+      if ((flags & 3) !== 0) return fs.readFileSync(`/proc/${pid}/fd/${fd}`, 'utf8').includes('] [Server thread/INFO]: Done (');
     }
     return false;
   }
