@@ -376,8 +376,8 @@ interface SpawnOptions { wrap?: string[]; cwd?: string; nodeArgs?: string[] }
 // This process drives every group (it sends the requests, starts the processes, reads what they wrote) and is the
 // run's bottleneck: its one thread is busy all through it. The daemons, which with what they start take half of the
 // run's CPU, and the other programs the tests run yield the CPU to it when both could run (a higher nice value, which
-// their children inherit); a program behaves the same, only later in a busy moment. Three pairs of runs on the same
-// busy machine: 34.5-41.7 s without, 31.6-33.0 s with the daemons' alone.
+// their children inherit); a program behaves the same, only later in a busy moment. Runs side by side on the same
+// busy machine, the daemons' alone: 34.5 and 34.7 s without, 31.6 to 33.0 s with.
 const CHILD_NICENESS = 5;
 
 function yieldToTests(child: ChildProcess): void {
@@ -7946,7 +7946,7 @@ describe('the compiled daemon', { concurrency: GROUPS_AT_ONCE }, () => {
 
     /** Nothing of the demo is left: no process of its group or naming its folder, no tmux server, no folder. */
     async function assertEndedWhole(demo: Demo): Promise<void> {
-      // the folder goes last, and looking for it is cheap: the processes of the machine are read once it has gone
+      // a look for the folder is cheap, and it goes late in the demo's end: the machine's processes are read once it has gone
       await waitFor(() => !fs.existsSync(demo.root) && groupMembers(demo.launcher.pid!).length === 0 && processesOf(demo.root).length === 0,
         { timeoutMs: 30_000, intervalMs: 100 });
       assert.notEqual((await runTool('tmux', ['-S', path.join(demo.root, 'tmux.sock'), 'list-sessions'])).status, 0);

@@ -449,8 +449,8 @@ export async function createHost(options: HostOptions = {}): Promise<Host> {
   }
 
   // Killing the server hangs up the panes' terminals; the game answers SIGHUP with its shutdown lines and exits. The
-  // panes' processes and the kill in one run of tmux (`;` parts its commands): a start of a process is what a test
-  // run spends most of this process's time on.
+  // panes' processes and the kill in one run of tmux (`;` parts its commands): each start of a program holds this
+  // process's one thread until the program runs, on a busy machine for some 20 ms.
   async function stopGame(): Promise<void> {
     const out = await tmux('list-panes', '-a', '-F', '#{pane_pid}', ';', 'kill-server').catch(() => '');   // no server running: nothing to stop
     const pids = out.split('\n').filter((line) => line !== '').map(Number);
