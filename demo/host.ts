@@ -5,6 +5,7 @@
 
 import { execFile } from 'node:child_process';
 import * as fs from 'node:fs';
+import * as fsp from 'node:fs/promises';
 import { createServer as createTcpServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import * as os from 'node:os';
@@ -105,12 +106,44 @@ function isGone(pid: number): boolean {
   return stat === null || stat.slice(stat.lastIndexOf(')') + 2).startsWith('Z');
 }
 
-/** Every process started with ROOT_MARKER=root in its environment: what serv, the report and the game left running. */
-function findMarkedProcesses(root: string): number[] {
+/** The kernel's count of processes and threads started since boot, and the last PID it gave one of them. */
+interface PidMark { started: number; lastPid: number }
+
+function pidMark(): PidMark {
+  // the count first: what starts between the two reads is counted when the mark is compared with a later one
+  const started = Number(/^processes (\d+)$/m.exec(fs.readFileSync('/proc/stat', 'utf8'))![1]);
+  return { started, lastPid: Number(fs.readFileSync('/proc/loadavg', 'utf8').split(' ')[4]) };
+}
+
+let pidMax: number | undefined;
+
+/**
+ * Whether a PID now in /proc may belong to a process started after `since`: the kernel gives PIDs out in turn,
+ * starting again low once it reaches pid_max, so one started since then has a PID from the mark's last one to
+ * today's, round the turn; any PID once so many processes started that the turn may have passed the mark again.
+ */
+function startedSince(since: PidMark | undefined): (pid: number) => boolean {
+  if (since === undefined) return () => true;
+  const now = pidMark();
+  pidMax ??= Number(fs.readFileSync('/proc/sys/kernel/pid_max', 'utf8'));
+  if (!(now.started - since.started < pidMax / 2)) return () => true;
+  return now.lastPid >= since.lastPid
+    ? (pid) => pid > since.lastPid && pid <= now.lastPid
+    : (pid) => pid > since.lastPid || pid <= now.lastPid;
+}
+
+/**
+ * Every process started with ROOT_MARKER=root in its environment: what serv, the report and the game left running.
+ * With `since`, the mark taken before the root existed, only the environments of processes started after it are
+ * read: a look at every process of a machine as busy as a test run's cost a few milliseconds, a hundred times a run.
+ */
+function findMarkedProcesses(root: string, since: PidMark | undefined): number[] {
   const marker = Buffer.from(`\0${ROOT_MARKER}=${root}\0`);
   const pids: number[] = [];
-  for (const entry of fs.readdirSync('/proc')) {
-    if (!/^[0-9]+$/.test(entry) || Number(entry) === process.pid) continue;
+  const entries = fs.readdirSync('/proc');
+  const mayBeMarked = startedSince(since);   // read after the listing: every PID listed was given out by then
+  for (const entry of entries) {
+    if (!/^[0-9]+$/.test(entry) || Number(entry) === process.pid || !mayBeMarked(Number(entry))) continue;
     try {
       const environ = Buffer.concat([Buffer.from('\0'), fs.readFileSync(`/proc/${entry}/environ`)]);
       if (environ.includes(marker)) pids.push(Number(entry));
@@ -189,32 +222,44 @@ const OLDER_RUN_LOG = [
   '[09:41:27] [Server thread/INFO]: Steve[/203.0.113.9:61022] logged in with entity id 87 at (-3.5, 64.0, 220.5)\n',
   '[09:41:27] [Server thread/INFO]: Steve joined the game\n',
 ].join('');
+const OLDER_RUN_LOG_GZ = gzipSync(OLDER_RUN_LOG);
 
-function writeWorld(worldDir: string): void {
-  fs.mkdirSync(path.join(worldDir, 'region'), { recursive: true });
-  fs.mkdirSync(path.join(worldDir, 'playerdata'));
-  fs.writeFileSync(path.join(worldDir, 'level.dat'), Buffer.alloc(2048, 7));
-  fs.writeFileSync(path.join(worldDir, 'session.lock'), '\u2603');   // what the server writes into its lock file
-  fs.writeFileSync(path.join(worldDir, 'region', 'r.0.0.mca'), Buffer.alloc(8192, 1));
-  fs.writeFileSync(path.join(worldDir, 'playerdata', `${offlineUuid('Alex')}.dat`), Buffer.alloc(512, 3));
+// The files of a host are written side by side through libuv's threads: the tests build a hundred hosts while their
+// other groups run, and a synchronous write holds this process's one thread for each of them.
+
+/** Waits for every one of `writes`, then fails with the first failure: nothing is still writing once it settles. */
+async function allWritten(writes: Array<Promise<unknown>>): Promise<void> {
+  const failed = (await Promise.allSettled(writes)).find((result) => result.status === 'rejected');
+  if (failed !== undefined) throw (failed as PromiseRejectedResult).reason;
 }
 
-function writeServerDir(serverDir: string, onlineMode: boolean, port: number): void {
+async function writeWorld(worldDir: string): Promise<void> {
+  await allWritten([fsp.mkdir(path.join(worldDir, 'region'), { recursive: true }), fsp.mkdir(path.join(worldDir, 'playerdata'), { recursive: true })]);
+  await allWritten([
+    fsp.writeFile(path.join(worldDir, 'level.dat'), Buffer.alloc(2048, 7)),
+    fsp.writeFile(path.join(worldDir, 'session.lock'), '\u2603'),   // what the server writes into its lock file
+    fsp.writeFile(path.join(worldDir, 'region', 'r.0.0.mca'), Buffer.alloc(8192, 1)),
+    fsp.writeFile(path.join(worldDir, 'playerdata', `${offlineUuid('Alex')}.dat`), Buffer.alloc(512, 3)),
+  ]);
+}
+
+async function writeServerDir(serverDir: string, onlineMode: boolean, port: number): Promise<void> {
   const logsDir = path.join(serverDir, 'logs');
-  fs.mkdirSync(logsDir, { recursive: true });
-  fs.writeFileSync(path.join(serverDir, 'server.properties'), serverProperties(onlineMode, port));
-  fs.writeFileSync(path.join(serverDir, 'eula.txt'), 'eula=true\n');
+  await fsp.mkdir(logsDir, { recursive: true });
   const whitelist = WHITELISTED_PLAYERS.map((name) => ({ uuid: offlineUuid(name), name }));
-  fs.writeFileSync(path.join(serverDir, 'whitelist.json'), formatWhitelist(whitelist));
-  fs.writeFileSync(path.join(serverDir, 'usercache.json'), userCache());
-  fs.writeFileSync(path.join(serverDir, BANS_FILE), formatList(BANNED_PLAYERS.map(([name, source, reason]) =>
-    banEntry({ uuid: offlineUuid(name), name }, reason, source, new Date('2026-11-19T20:30:00Z')))));
-  fs.writeFileSync(path.join(serverDir, 'version_history.json'), '{"currentVersion":"git-Paper-211 (MC: 1.21.4)"}');
-  fs.writeFileSync(path.join(logsDir, '2026-11-21-1.log.gz'), gzipSync(OLDER_RUN_LOG));
-  fs.writeFileSync(path.join(logsDir, 'latest.log'), OLD_LATEST_LOG);
   const lastWrite = new Date('2026-11-21T21:19:00Z');
-  fs.utimesSync(path.join(logsDir, 'latest.log'), lastWrite, lastWrite);
-  writeWorld(path.join(serverDir, 'world'));
+  await allWritten([
+    fsp.writeFile(path.join(serverDir, 'server.properties'), serverProperties(onlineMode, port)),
+    fsp.writeFile(path.join(serverDir, 'eula.txt'), 'eula=true\n'),
+    fsp.writeFile(path.join(serverDir, 'whitelist.json'), formatWhitelist(whitelist)),
+    fsp.writeFile(path.join(serverDir, 'usercache.json'), userCache()),
+    fsp.writeFile(path.join(serverDir, BANS_FILE), formatList(BANNED_PLAYERS.map(([name, source, reason]) =>
+      banEntry({ uuid: offlineUuid(name), name }, reason, source, new Date('2026-11-19T20:30:00Z'))))),
+    fsp.writeFile(path.join(serverDir, 'version_history.json'), '{"currentVersion":"git-Paper-211 (MC: 1.21.4)"}'),
+    fsp.writeFile(path.join(logsDir, '2026-11-21-1.log.gz'), OLDER_RUN_LOG_GZ),
+    fsp.writeFile(path.join(logsDir, 'latest.log'), OLD_LATEST_LOG).then(() => fsp.utimes(path.join(logsDir, 'latest.log'), lastWrite, lastWrite)),
+    writeWorld(path.join(serverDir, 'world')),
+  ]);
 }
 
 // Each archive: what to pack (relative to the server folder) and its modification time. notes.txt is not an archive.
@@ -245,14 +290,16 @@ function packSampleArchives(serverDir: string, scratchDir: string): Promise<Map<
 }
 
 async function writeBackups(backupDir: string, serverDir: string): Promise<void> {
-  fs.mkdirSync(backupDir);
+  await fsp.mkdir(backupDir);
   const archives = await packSampleArchives(serverDir, backupDir);
-  for (const { name, mtime } of SAMPLE_BACKUPS) {
-    const file = path.join(backupDir, name);
-    fs.writeFileSync(file, archives.get(name)!);
-    fs.utimesSync(file, new Date(mtime), new Date(mtime));
-  }
-  fs.writeFileSync(path.join(backupDir, 'notes.txt'), 'world-old.tar.gz: the map before the 1.21 upgrade, keep it.\n');
+  await allWritten([
+    ...SAMPLE_BACKUPS.map(async ({ name, mtime }) => {
+      const file = path.join(backupDir, name);
+      await fsp.writeFile(file, archives.get(name)!);
+      await fsp.utimes(file, new Date(mtime), new Date(mtime));
+    }),
+    fsp.writeFile(path.join(backupDir, 'notes.txt'), 'world-old.tar.gz: the map before the 1.21 upgrade, keep it.\n'),
+  ]);
 }
 
 const SNAPSHOT_LOG_LINES = [
@@ -265,7 +312,7 @@ const SNAPSHOT_LOG_LINES = [
 // ---- Fakes in bin/ ----
 
 // Named `java` and run through an absolute node shebang, so that /proc/PID/comm reads "java" as for the real server.
-function writeJavaLauncher(binDir: string, players: boolean, threads: number | undefined): void {
+function writeJavaLauncher(binDir: string, players: boolean, threads: number | undefined): Promise<void> {
   const source = [
     `#!${process.execPath}`,
     '// Simulated Minecraft server, written by demo/host.ts. Usage: java -Dgameserver.console=<record> -jar server.jar nogui',
@@ -275,16 +322,18 @@ function writeJavaLauncher(binDir: string, players: boolean, threads: number | u
     `require(${JSON.stringify(GAME_SCRIPT)}).runGame({ players: ${players}, controlDir: ${JSON.stringify(path.join(path.dirname(binDir), 'control'))} });`,
     '',
   ].join('\n');
-  fs.writeFileSync(path.join(binDir, 'java'), source, { mode: 0o755 });
+  return fsp.writeFile(path.join(binDir, 'java'), source, { mode: 0o755 });
 }
 
-function installFakes(binDir: string, players: boolean, threads: number | undefined): void {
-  fs.mkdirSync(binDir);
-  writeJavaLauncher(binDir, players, threads);
-  for (const script of ['serv', 'servreport.sh']) {
-    fs.copyFileSync(path.join(SCRIPTS_DIR, script), path.join(binDir, script));
-    fs.chmodSync(path.join(binDir, script), 0o755);
-  }
+async function installFakes(binDir: string, players: boolean, threads: number | undefined): Promise<void> {
+  await fsp.mkdir(binDir);
+  await allWritten([
+    writeJavaLauncher(binDir, players, threads),
+    ...['serv', 'servreport.sh'].map(async (script) => {
+      await fsp.copyFile(path.join(SCRIPTS_DIR, script), path.join(binDir, script));
+      await fsp.chmod(path.join(binDir, script), 0o755);
+    }),
+  ]);
 }
 
 // ---- The host ----
@@ -320,16 +369,19 @@ function freePort(): Promise<number> {
 }
 
 async function populate(paths: ReturnType<typeof layout>, options: HostOptions, port: number): Promise<void> {
-  writeServerDir(paths.serverDir, options.onlineMode ?? false, port);
-  await writeBackups(paths.backupDir, paths.serverDir);
-  fs.writeFileSync(paths.snapshotLog, SNAPSHOT_LOG_LINES.map((line) => `${line}\n`).join(''));
-  installFakes(paths.binDir, options.players ?? false, options.gameThreads);
-  fs.mkdirSync(paths.controlDir);
+  await allWritten([
+    writeServerDir(paths.serverDir, options.onlineMode ?? false, port).then(() => writeBackups(paths.backupDir, paths.serverDir)),
+    fsp.writeFile(paths.snapshotLog, SNAPSHOT_LOG_LINES.map((line) => `${line}\n`).join('')),
+    installFakes(paths.binDir, options.players ?? false, options.gameThreads),
+    fsp.mkdir(paths.controlDir),
+  ]);
 }
 
 /** Builds a host in a new temp folder, or in options.root. On failure a folder it created is removed again. */
 export async function createHost(options: HostOptions = {}): Promise<Host> {
   const given = options.root;
+  // a folder of its own is new, so nothing that runs yet can carry it as a marker; a given one may have had a host before
+  const since = given === undefined ? pidMark() : undefined;
   const made = given ?? fs.mkdtempSync(path.join(os.tmpdir(), 'gameserver-host-'));
   const created = given === undefined || fs.mkdirSync(given, { recursive: true }) !== undefined;
   const root = fs.realpathSync(made);   // the daemon compares /proc/PID/cwd with SERVER_DIR after resolving links
@@ -358,12 +410,6 @@ export async function createHost(options: HostOptions = {}): Promise<Host> {
   const tmuxEnv = { ...daemonEnv(), [ROOT_MARKER]: root };
   const tmux = (...args: string[]) => run('tmux', ['-S', paths.tmuxSocket, ...args], tmuxEnv);
 
-  async function panePid(): Promise<number | null> {
-    const out = await tmux('list-panes', '-t', `=${TMUX_SESSION}:`, '-F', '#{pane_pid}').catch(() => '');
-    const pid = Number(out.split('\n')[0]);
-    return Number.isInteger(pid) && pid > 0 ? pid : null;
-  }
-
   // Several words after `--`: tmux execs them without a shell, as `serv start` does, so the command leads the pane.
   const newSession = (options: string[], command: string[]) =>
     tmux('-f', '/dev/null', 'new-session', '-d', ...options, '-s', TMUX_SESSION, '-c', paths.serverDir, '-x', '200', '-y', '50', '--', ...command);
@@ -373,9 +419,9 @@ export async function createHost(options: HostOptions = {}): Promise<Host> {
   function hasLoggedDone(pid: number): boolean {
     const latestLog = path.join(paths.serverDir, 'logs', 'latest.log');
     for (const fd of fs.readdirSync(`/proc/${pid}/fd`)) {
-      const target = fs.readlinkSync(`/proc/${pid}/fd/${fd}`);
+      if (fs.readlinkSync(`/proc/${pid}/fd/${fd}`) !== latestLog) continue;
       const flags = parseInt(/^flags:\s+([0-7]+)/m.exec(fs.readFileSync(`/proc/${pid}/fdinfo/${fd}`, 'utf8'))?.[1] ?? '0', 8);
-      if (target === latestLog && (flags & 3) !== 0) return fs.readFileSync(`/proc/${pid}/fd/${fd}`, 'utf8').includes('] [Server thread/INFO]: Done (');
+      if ((flags & 3) !== 0) return fs.readFileSync(`/proc/${pid}/fd/${fd}`, 'utf8').includes('] [Server thread/INFO]: Done (');
     }
     return false;
   }
@@ -402,12 +448,13 @@ export async function createHost(options: HostOptions = {}): Promise<Host> {
     await waitFor(() => (readProc(pid, 'comm') === 'bash\n' ? true : null), GAME_READY_TIMEOUT_MS, 'The shell in the tmux pane did not start within 10 s.');
   }
 
-  // Killing the server hangs up the pane's terminal; the game answers SIGHUP with its shutdown lines and exits.
+  // Killing the server hangs up the panes' terminals; the game answers SIGHUP with its shutdown lines and exits. The
+  // panes' processes and the kill in one run of tmux (`;` parts its commands): each start of a program holds this
+  // process's one thread until the program runs, on a busy machine for some 20 ms.
   async function stopGame(): Promise<void> {
-    const pid = await panePid();
-    await tmux('kill-server').catch(() => undefined);   // no server running: nothing to stop
-    if (pid === null) return;
-    await waitFor(() => (isGone(pid) ? true : null), PROCESS_EXIT_TIMEOUT_MS, `The game (pid ${pid}) did not exit within 10 s.`);
+    const out = await tmux('list-panes', '-a', '-F', '#{pane_pid}', ';', 'kill-server').catch(() => '');   // no server running: nothing to stop
+    const pids = out.split('\n').filter((line) => line !== '').map(Number);
+    await waitFor(() => (pids.every(isGone) ? true : null), PROCESS_EXIT_TIMEOUT_MS, `The panes' processes (${pids.join(', ')}) did not exit within 10 s.`);
   }
 
   // Everything this host started carries the marker, the tmux server and the game among them. Looked for again until
@@ -417,13 +464,13 @@ export async function createHost(options: HostOptions = {}): Promise<Host> {
     let left: number[] = [];
     const deadline = Date.now() + PROCESS_EXIT_TIMEOUT_MS;
     for (;;) {
-      left = findMarkedProcesses(root).filter((pid) => !isGone(pid));
+      left = findMarkedProcesses(root, since).filter((pid) => !isGone(pid));
       if (left.length === 0) break;
       left.forEach(killQuietly);
       await waitFor(() => (left.every(isGone) ? true : null), Math.max(0, deadline - Date.now()), () => `Processes ${left.join(', ')} did not exit.`);
     }
     // a process that got its hang-up a moment ago may still be writing its last log lines
-    fs.rmSync(root, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 });
+    await fsp.rm(root, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 });
   }
 
   return { ...paths, daemonEnv, tmux, startGame, startShell, stopGame, remove };
