@@ -929,7 +929,7 @@ async function benchBacklog(): Promise<void> {
   for (const t of targets) log(`| ${t.name} | ${t.goal} | ${t.measured} | ${t.held === null ? '—' : t.held ? 'held' : 'MISSED'} |`);
 }
 
-// ---- A flood of chat (docs/performance.md#the-flood) ----
+// ---- A flood of chat (docs/performance.md#a-flood-of-chat) ----
 
 const FLOOD_BYTES = 2 * 1024 * MIB;
 const FLOOD_SECONDS = 40;
