@@ -2410,7 +2410,10 @@ function createNetPresence(): { add(meaning: LineMeaning): void; meanings(): Lin
   let started = false;
   let ready = false;
   let stopping = false;
-  const last = new Map<string, LineMeaning>();
+  // each player's last join or leave, and when it came: a Map that deletes and sets again to keep that order pays for
+  // its holes at every one of a busy log's millions of lines
+  const last = new Map<string, { meaning: LineMeaning; at: number }>();
+  let order = 0;
   return {
     add(meaning) {
       if (meaning.type === 'session.started') {
@@ -2420,16 +2423,20 @@ function createNetPresence(): { add(meaning: LineMeaning): void; meanings(): Lin
       } else if (meaning.type === 'server.ready') ready = true;
       else if (meaning.type === 'server.stopping') stopping = true;
       else if ('player' in meaning) {
-        // in the order of each player's last line, as players online lists them
-        last.delete(meaning.player);
-        last.set(meaning.player, meaning);
+        const seen = last.get(meaning.player);
+        if (seen === undefined) last.set(meaning.player, { meaning, at: order++ });
+        else {
+          seen.meaning = meaning;
+          seen.at = order++;
+        }
       }
     },
     meanings: () => [
       ...started ? [{ type: 'session.started' } as const] : [],
       ...ready ? [{ type: 'server.ready' } as const] : [],
       ...stopping ? [{ type: 'server.stopping' } as const] : [],
-      ...last.values(),
+      // in the order of each player's last line, as players online lists them
+      ...[...last.values()].sort((a, b) => a.at - b.at).map(({ meaning }) => meaning),
     ],
   };
 }
