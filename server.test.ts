@@ -4586,7 +4586,9 @@ describe('the compiled daemon', { concurrency: GROUPS_AT_ONCE }, () => {
       const d = await startDaemon(own, defer);
       await own.tmux('-f', '/dev/null', 'new-session', '-d', '-s', 'gameserver-decoy', '-c', own.serverDir, '--',
         path.join(own.binDir, 'java'), `-Dgameserver.console=${own.consoleRecord}`, '-jar', 'server.jar', 'nogui');
-      await waitFor(() => findGamePids(own.serverDir).length === 1 && fs.readFileSync(serverFile(own, 'logs/latest.log'), 'utf8').includes('Done ('));
+      // the game's process is there a moment before its log: a busy machine may look in between
+      const log = serverFile(own, 'logs/latest.log');
+      await waitFor(() => findGamePids(own.serverDir).length === 1 && fs.existsSync(log) && fs.readFileSync(log, 'utf8').includes('Done ('));
       const res = await d.post('/api/command', { command: 'say to the decoy' }, { key: KEY });
       assertReply(res, 503, { ok: false, error: `${MSG.consolePrefix}the tmux session "gameserver" was not found.` });
       assert.equal(consoleBytes(own).length, 0);
