@@ -2705,9 +2705,16 @@ class LogFollower implements Presence {
     this.settleView(state, readLinesNow(this.appendedLines(state, size), state.handle.fd, this.chunk), size);
   }
 
-  /** The lines of [offset, size) applied to the state; what a last line still being written holds. */
-  private async readLines(state: FollowedLog, size: number): Promise<string | undefined> {
-    const lines = this.appendedLines(state, size);
+  /**
+   * The lines of [offset, size) applied to the state, or handed to `visit`; what a last line still being written
+   * holds.
+   */
+  private async readLines(
+    state: FollowedLog,
+    size: number,
+    visit?: (meaning: LineMeaning) => void,
+  ): Promise<string | undefined> {
+    const lines = this.appendedLines(state, size, visit);
     for (let step = lines.next(); ; ) {
       if (step.done) return step.value;
       const [length, position] = step.value;
@@ -2715,10 +2722,14 @@ class LogFollower implements Presence {
     }
   }
 
-  private appendedLines(state: FollowedLog, size: number): AppendedLines {
+  private appendedLines(
+    state: FollowedLog,
+    size: number,
+    visit = (meaning: LineMeaning): void => this.apply(state, meaning),
+  ): AppendedLines {
     return appendedLines(state, size, this.chunk, (data, end) => {
       if (state.head.length < HEAD_BYTES && state.offset === 0) state.head = Buffer.from(data.subarray(0, HEAD_BYTES));
-      this.applyLines(state, data, end);
+      forEachHintedLine(data, end, state.live ? FOLLOWED_READER : PRESENCE_READER, visit);
     });
   }
 
@@ -2730,7 +2741,13 @@ class LogFollower implements Presence {
     const middle = await lineStartAfter(state.handle, state.offset + Math.floor((size - state.offset) / 2));
     if (middle === undefined || middle >= size) return;
     const far = readPresenceOnWorker(state.handle.fd, middle, size);
-    await this.readLines(state, middle);
+    if (this.listener === undefined) {
+      // nobody is told: the near half too comes to its net change, which leaves the same session at a fraction of the
+      // work a line (a fresh daemon's first read of a busy log)
+      const near = createNetPresence();
+      await this.readLines(state, middle, (meaning) => near.add(meaning));
+      for (const meaning of near.meanings()) this.apply(state, meaning);
+    } else await this.readLines(state, middle);
     const net = await far;
     if (net === undefined || state.offset !== middle || state.skipping) return;
     for (const meaning of net.meanings) this.apply(state, meaning);
@@ -2745,12 +2762,6 @@ class LogFollower implements Presence {
     if (state.offset === 0) return true;
     fs.readSync(state.handle.fd, probe, 0, 1, state.offset - 1);
     return probe[0] === 10;
-  }
-
-  /** Applies the followed lines among the whole lines of data[0, end). */
-  private applyLines(state: FollowedLog, data: Buffer, end: number): void {
-    const reader = state.live ? FOLLOWED_READER : PRESENCE_READER;
-    forEachHintedLine(data, end, reader, (meaning) => this.apply(state, meaning));
   }
 
   /** Applies what one line means. */
