@@ -2501,7 +2501,7 @@ class LogFollower implements Presence {
     this.file = latestLogPath(config);
   }
 
-  /** Fresh on every request (one stat of latest.log): only what was appended is parsed, the answer made once. */
+  /** Fresh on every request (statThisTurn): only what was appended is parsed, the answer made once per view. */
   players(): Reply | Promise<Reply> {
     const found = this.game.find();
     // the spec: offline means no players, and the log is not read
