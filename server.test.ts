@@ -6160,6 +6160,13 @@ describe('the compiled daemon', { concurrency: GROUPS_AT_ONCE }, () => {
       return s;
     };
     const typesOf = (s: ReturnType<typeof openEventStream>) => s.parsed().map((e) => e.type);
+    // a stream's first bytes (retry:) come once the daemon took the starting state: a change after them is an event
+    const begunStream = async () => {
+      const s = stream();
+      await s.opened;
+      await waitFor(() => s.retryMs() !== undefined);
+      return s;
+    };
 
     test('GET /api/events answers text/event-stream with the common headers, no-store and X-Accel-Buffering: no, and begins with retry: 3000', async () => {
       const s = stream();
@@ -6173,9 +6180,7 @@ describe('the compiled daemon', { concurrency: GROUPS_AT_ONCE }, () => {
     });
 
     test('GET /api/events tells a game server\'s start, its players, its stop line and its end, in order, each once, as unnamed events with ids', async () => {
-      const s = stream();
-      await s.opened;
-      await waitFor(() => s.retryMs() !== undefined);
+      const s = await begunStream();
       const pid = await host.startGame();
       await waitFor(() => typesOf(s).includes('server.ready'));
       fs.appendFileSync(latest(), `${P}Alex[/198.51.100.7:53120] logged in with entity id 7 at (0.5, 64.0, 0.5)\n${P}Alex joined the game\n`);
@@ -6198,9 +6203,7 @@ describe('the compiled daemon', { concurrency: GROUPS_AT_ONCE }, () => {
     });
 
     test('GET /api/events tells server.ready once for each run of the game: a game started again after it ended is told ready again', async () => {
-      const s = stream();
-      await s.opened;
-      await waitFor(() => s.retryMs() !== undefined);
+      const s = await begunStream();
       const first = await host.startGame();
       await waitFor(() => typesOf(s).includes('server.ready'));
       fs.appendFileSync(latest(), `${P}<Alex> lines of a run told ready already\n`);   // glances at the log meanwhile
@@ -6231,9 +6234,7 @@ describe('the compiled daemon', { concurrency: GROUPS_AT_ONCE }, () => {
     });
 
     test('GET /api/events tells whitelist changes made by anyone, and a finished backup with its /api/backups entry', async () => {
-      const s = stream();
-      await s.opened;
-      await waitFor(() => s.retryMs() !== undefined);
+      const s = await begunStream();
       fs.writeFileSync(serverFile(host, 'whitelist.json'), gson([{ uuid: offlineUuid('Alex'), name: 'Alex' }, { uuid: offlineUuid('Zoe'), name: 'Zoe' }]));
       await waitFor(() => typesOf(s).includes('whitelist.changed'));
       const archive = path.join(host.backupDir, 'snapshot_2099-01-01_00-00-00.tar.gz');
@@ -6272,9 +6273,7 @@ describe('the compiled daemon', { concurrency: GROUPS_AT_ONCE }, () => {
 
     test('GET /api/events keeps the last 1,000 events: a reconnect after an id older than those gets a reset first', async () => {
       await runningGame(host);
-      const s = stream();
-      await s.opened;
-      await waitFor(() => s.retryMs() !== undefined);
+      const s = await begunStream();
       fs.appendFileSync(latest(), Array.from({ length: 501 }, () => `${P}Kai_2 joined the game\n${P}Kai_2 left the game\n`).join(''));
       await waitFor(() => s.parsed().filter((e) => e.player === 'Kai_2').length === 1_002);
       const oldest = s.events[s.parsed().findIndex((e) => e.player === 'Kai_2')].lastEventId;
