@@ -23,6 +23,8 @@ import { createHost, unitNodeArgs, type Host } from './demo/host';
 
 const CONNECTIONS = 32;
 const ROUNDS = 3;
+// an answer this large is measured against the bare server sending as many bytes too
+const LARGE_ANSWER_BYTES = 4 * 1024;
 const WRK_SECONDS = 3;
 const WRK_WARMUP_SECONDS = 1;
 const PROFILE_SECONDS = 6;
@@ -155,13 +157,25 @@ function createLogWriter(mix: 'busy' | 'chatter' = 'busy'): LogWriter {
 
 interface Proc { child: ChildProcess; name: string; port: number; output: string[] }
 
-// The yardstick: node:http answering a fixed small JSON with the daemon's five headers.
+// The yardstick: node:http answering a fixed small JSON with the daemon's five headers; /bytes/N answers a JSON body
+// of N bytes, the floor for a route whose answer is that large (the kernel's copying grows with the bytes).
 const BARE_SERVER_SOURCE = `
 const http = require('node:http');
-const body = Buffer.from(JSON.stringify({ ok: true, online: false }));
-const headers = ['Access-Control-Allow-Origin', '*', 'Cache-Control', 'no-store', 'X-Content-Type-Options', 'nosniff',
-  'Content-Type', 'application/json; charset=utf-8', 'Content-Length', String(body.length)];
-http.createServer((req, res) => { res.writeHead(200, headers); res.end(body); })
+const answer = (body) => ({ body, headers: ['Access-Control-Allow-Origin', '*', 'Cache-Control', 'no-store',
+  'X-Content-Type-Options', 'nosniff', 'Content-Type', 'application/json; charset=utf-8', 'Content-Length', String(body.length)] });
+const small = answer(Buffer.from(JSON.stringify({ ok: true, online: false })));
+const sized = new Map();
+const answerTo = (url) => {
+  const n = /^\\/bytes\\/(\\d+)$/.exec(url);
+  if (n === null) return small;
+  if (!sized.has(n[1])) sized.set(n[1], answer(Buffer.from('{"ok":true,"pad":"' + 'x'.repeat(Math.max(0, Number(n[1]) - 20)) + '"}')));
+  return sized.get(n[1]);
+};
+http.createServer((req, res) => {
+  const { body, headers } = answerTo(req.url);
+  res.writeHead(200, headers);
+  res.end(body);
+})
   .listen(Number(process.env.PORT), '127.0.0.1', () => console.log('bare listening on 127.0.0.1:' + process.env.PORT));
 process.on('SIGTERM', () => process.exit(0));
 process.on('SIGINT', () => process.exit(0));
@@ -422,22 +436,27 @@ async function bench(): Promise<void> {
   const idle = { bare: readMemoryKiB(bare.child.pid!), daemon: readMemoryKiB(daemon.child.pid!) };
   const routes = await routesOf(daemon.port);
   const agent = new Agent();
+  const bodyBytes = new Map<string, number>();
   for (const route of routes) {
     const res = await timedGet(daemon.port, route, agent);
     if (res.status !== 200) log(`WARNING: GET ${route} answered ${res.status}: ${res.body.toString('utf8').slice(0, 160)}`);
+    bodyBytes.set(route, res.body.length);
   }
+  const large = (route: string): boolean => bodyBytes.get(route)! >= LARGE_ANSWER_BYTES;
 
   // ---- Routes: bare and daemon alternated, several rounds, while the game writes to its log ----
   const still = process.argv.includes('--still');
   log(`\n### Routes (wrk -t1 -c${CONNECTIONS}, ${WRK_SECONDS} s each after ${WRK_WARMUP_SECONDS} s of warm-up, ${ROUNDS} rounds, bare measured just before each route;`);
   log(still ? `a ${HOST_LOG_BYTES / MIB} MiB latest.log that nobody writes meanwhile)` : `a ${HOST_LOG_BYTES / MIB} MiB latest.log that grows by a line every ${LIVE_LINE_MS} ms)`);
   const liveLog = still ? undefined : await startLiveLog(logPath);
-  const runs = new Map<string, Array<{ bare: Load; daemon: Load }>>(routes.map((route) => [route, []]));
+  const runs = new Map<string, Array<{ bare: Load; daemon: Load; bareSameBytes?: Load }>>(routes.map((route) => [route, []]));
   for (let round = 1; round <= ROUNDS; round++) {
     for (const route of routes) {
       const bareLoad = wrk ? loadWithWrk(bare, '/') : await loadWithNode(bare, '/');
+      const sameBytes = `/bytes/${bodyBytes.get(route)}`;
+      const bareSameBytes = !large(route) ? undefined : wrk ? loadWithWrk(bare, sameBytes) : await loadWithNode(bare, sameBytes);
       const daemonLoad = wrk ? loadWithWrk(daemon, route) : await loadWithNode(daemon, route);
-      runs.get(route)!.push({ bare: bareLoad, daemon: daemonLoad });
+      runs.get(route)!.push({ bare: bareLoad, daemon: daemonLoad, bareSameBytes });
     }
     log(`  round ${round} done`);
   }
@@ -461,6 +480,18 @@ async function bench(): Promise<void> {
       + `${fmt(cpu, 1)} | ${fmt(bareCpu, 1)} | ${fmt(cpu / bareCpu, 2)} × | ${r.reduce((n, x) => n + x.daemon.non2xx, 0)} |`);
   }
   if (clientBound) log('\nCLIENT-BOUND: a route measured above 105 % of bare, which no route can be; the figures above measure the client, not the daemon.');
+  log(`\nThe answers of ${LARGE_ANSWER_BYTES / 1024} KiB and more, against the bare server answering as many bytes (measured just before each):`);
+  log('');
+  log('| route | bytes | of bare (26 B) | bare with the same bytes, of bare (26 B) | of bare with the same bytes (median, range) |');
+  log('|---|--:|--:|--:|--:|');
+  const sameBytesRatioOf = new Map<string, number>();
+  for (const route of routes.filter(large)) {
+    const r = runs.get(route)!;
+    const ratios = r.map((x) => x.daemon.rps / x.bareSameBytes!.rps);
+    sameBytesRatioOf.set(route, median(ratios));
+    log(`| ${route} | ${bodyBytes.get(route)} | ${fmt(ratioOf.get(route)!, 2)} | ${fmt(median(r.map((x) => x.bareSameBytes!.rps / x.bare.rps)), 2)} | `
+      + `${fmt(median(ratios), 2)} (${fmt(Math.min(...ratios), 2)}–${fmt(Math.max(...ratios), 2)}) |`);
+  }
 
   // ---- /metrics, then a 2000-line tail and presence, on the host's latest.log and on a 1 GiB one ----
   const tailTarget = '/api/logs/latest?lines=2000';
@@ -510,9 +541,16 @@ async function bench(): Promise<void> {
     + `peak over the whole run bare ${mib(end.bare.hwmKiB)}, daemon ${mib(end.daemon.hwmKiB)}`);
 
   // ---- Targets ----
-  const targets: Target[] = TARGETS.filter(([route]) => ratioOf.has(route)).map(([route, goal]) => ({
-    name: `GET ${route} throughput`, goal: `≥ ${goal} of bare`, measured: fmt(ratioOf.get(route)!, 2), held: wrk && !clientBound ? ratioOf.get(route)! >= goal : null,
-  }));
+  // on a still log every read route has its goal (issue 26: players online 0.70, the others 0.80); a large answer is
+  // held to it against the bare server sending as many bytes, the floor for its size
+  const goals: ReadonlyArray<[string, number]> = still
+    ? routes.map((route) => [route, route === '/api/players/online' ? 0.7 : 0.8])
+    : TARGETS.filter(([route]) => ratioOf.has(route));
+  const targets: Target[] = goals.map(([route, goal]) => {
+    const ratio = sameBytesRatioOf.get(route) ?? ratioOf.get(route)!;
+    const against = sameBytesRatioOf.has(route) ? `bare with the same ${bodyBytes.get(route)} bytes` : 'bare';
+    return { name: `GET ${route} throughput`, goal: `≥ ${goal} of ${against}`, measured: fmt(ratio, 2), held: wrk && !clientBound ? ratio >= goal : null };
+  });
   targets.push(
     { name: 'GET /metrics throughput on a 1 GiB log', goal: '≥ 0.5 of bare', measured: fmt(metricsBig, 2), held: wrk ? metricsBig >= 0.5 : null },
     { name: 'peak RSS under route load', goal: '≤ 1.5 × bare\'s peak', measured: `${fmt(peak.daemon / peak.bare, 2)} × (${mib(peak.daemon)} / ${mib(peak.bare)})`, held: peak.daemon <= 1.5 * peak.bare },
