@@ -6767,6 +6767,13 @@ const STATUS_PAGE_ROUTE: RouteAbout = {
 // ==== Metrics: GET /metrics ====
 
 const METRICS_TYPE = 'text/plain; version=0.0.4; charset=utf-8'; // exactly: Prometheus 3 refuses a scrape without it
+/** The value `map` holds for `key`, made and set first when it holds none. */
+function entryOf<K, V>(map: Map<K, V>, key: K, make: () => V): V {
+  let value = map.get(key);
+  if (value === undefined) map.set(key, (value = make()));
+  return value;
+}
+
 const KNOWN_METHODS = new Set(['GET', 'HEAD', 'POST', 'OPTIONS', 'PUT', 'DELETE', 'PATCH', 'CONNECT', 'TRACE']);
 
 interface Metrics {
@@ -6807,7 +6814,7 @@ function readIfKnown<T>(read: () => T): T | undefined {
  * when the folder changes).
  */
 class MetricsExporter implements Metrics {
-  private readonly requests = new Map<string, number>();
+  private readonly requests = new Map<string, Map<string, Map<number, number>>>(); // route → method → status → count
   private readonly daemonStartSeconds: number;
   private backups: { signature: string; count: number; newest: BackupEntry | undefined } | undefined;
 
@@ -6830,9 +6837,10 @@ class MetricsExporter implements Metrics {
   }
 
   count(route: string | undefined, method: string | undefined, status: number): void {
-    const key =
-      `${route ?? 'other'} ${method !== undefined && KNOWN_METHODS.has(method) ? method : 'other'} ${status}`;
-    this.requests.set(key, (this.requests.get(key) ?? 0) + 1);
+    // maps of the table's own strings and of numbers: a key string built per request cost 0.6 µs of some 20
+    const byMethod = entryOf(this.requests, route ?? 'other', () => new Map<string, Map<number, number>>());
+    const byStatus = entryOf(byMethod, method !== undefined && KNOWN_METHODS.has(method) ? method : 'other', () => new Map<number, number>());
+    byStatus.set(status, (byStatus.get(status) ?? 0) + 1);
   }
 
   private async render(): Promise<string> {
@@ -6954,10 +6962,11 @@ class MetricsExporter implements Metrics {
       [[{ version: VERSION }, 1]]);
     family('gameserver_api_http_requests_total', 'counter',
       'HTTP responses by route (the table\'s path, or other), method and status.',
-      [...this.requests].sort().map(([key, value]): [Record<string, string>, number] => {
-        const [route, method, code] = key.split(' ');
-        return [{ route, method, code }, value];
-      }));
+      [...this.requests].flatMap(([route, byMethod]) => [...byMethod].flatMap(([method, byStatus]) =>
+        [...byStatus].map(([code, value]): [string, Record<string, string>, number] =>
+          [`${route} ${method} ${code}`, { route, method, code: String(code) }, value])))
+        .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+        .map(([, labels, value]): [Record<string, string>, number] => [labels, value]));
     family('gameserver_api_event_streams', 'gauge', 'Event streams open (GET /api/events), of 64 at most.',
       [[{}, this.events.streamsOpen()]]);
     const deliveries = this.events.webhookDeliveries();
