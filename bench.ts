@@ -886,7 +886,11 @@ function bareScanMs(file: string): number {
   return Math.min(...runs);
 }
 
-/** GET `target` until it answers 200 (a 503 says the log is still being read): the ms until then, and the answer. */
+/**
+ * GET `target` until it answers 200 with the whole log read: a 503 of players online, and an answer of /metrics whose
+ * gauge of unread bytes is not 0, say the log is still being read. The ms until then, the answer, and how many answers
+ * came before it (each of them is held to the 2 s bound too).
+ */
 async function firstAnswer(port: number, target: string): Promise<{ ms: number; body: string; refusals: number; slowestMs: number }> {
   const agent = new Agent({ keepAlive: true, maxSockets: 1 });
   const startMs = performance.now();
@@ -896,8 +900,10 @@ async function firstAnswer(port: number, target: string): Promise<{ ms: number; 
     for (;;) {
       const res = await timedGet(port, target, agent);
       slowestMs = Math.max(slowestMs, res.ms);
-      if (res.status === 200) return { ms: performance.now() - startMs, body: res.body.toString('utf8'), refusals, slowestMs };
-      if (res.status !== 503) throw new Error(`GET ${target} answered ${res.status}`);
+      const body = res.body.toString('utf8');
+      const behind = res.status === 200 && target === '/metrics' && !/^gameserver_api_log_unread_bytes 0$/m.test(body);
+      if (res.status === 200 && !behind) return { ms: performance.now() - startMs, body, refusals, slowestMs };
+      if (res.status !== 200 && res.status !== 503) throw new Error(`GET ${target} answered ${res.status}`);
       refusals++;
       await delay(BACKLOG_POLL_MS);
     }
@@ -930,7 +936,7 @@ async function benchBacklog(): Promise<void> {
       return { daemon, port, answer };
     };
     const judge = (name: string, answer: Awaited<ReturnType<typeof firstAnswer>>, right: boolean): void => {
-      log(`${name}: ${fmt(answer.ms, 0)} ms (${fmt(answer.ms / floorMs, 2)} × the bare scan), ${answer.refusals} answers of 503 first, the slowest answer ${fmt(answer.slowestMs, 0)} ms, ${right ? 'right' : 'WRONG'}`);
+      log(`${name}: ${fmt(answer.ms, 0)} ms (${fmt(answer.ms / floorMs, 2)} × the bare scan), ${answer.refusals} answers still reading first (503, or /metrics behind), the slowest answer ${fmt(answer.slowestMs, 0)} ms, ${right ? 'right' : 'WRONG'}`);
       targets.push({ name: `${mix}: ${name}`, goal: '≤ 3 × the bare scan, right; every answer ≤ 2 s', measured: `${fmt(answer.ms / floorMs, 2)} ×, slowest ${fmt(answer.slowestMs, 0)} ms`, held: answer.ms <= 3 * floorMs && right && answer.slowestMs <= 2_000 });
     };
     const first = await fresh('/metrics');
