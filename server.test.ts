@@ -4500,7 +4500,12 @@ describe('the compiled daemon', { concurrency: GROUPS_AT_ONCE }, () => {
       } else if (!foreground()) {
         await typeIntoPane(host, 'fg');
       }
-      await waitFor(() => foreground() && !stopped());
+      await waitFor(() => foreground() && !stopped()).catch(async (err: Error) => {
+        // once in many runs the game never came back to the foreground: what the pane and the process showed then
+        const pane = await runTool('tmux', ['-S', host.tmuxSocket, 'capture-pane', '-p', '-t', `=${host.tmuxSession}:`]);
+        const state = isAlive(game) ? JSON.stringify(procStat(game)) : 'gone';
+        throw new Error(`${err.message}; the game ${game}: ${state}; the pane:\n${pane.stdout}`);
+      });
     };
     const noGameInShell = async () => {
       if (game !== 0 && isAlive(game)) process.kill(game, 'SIGKILL');   // even while job control has it stopped
