@@ -2151,7 +2151,8 @@ export function forEachHintedLine(
     const chat = inPlace && reader.readsChat ? USUAL_CHAT.exec(text) : null;
     if (chat !== null) {
       const time = text.slice(lineStart + 1, lineStart + 9);
-      visit({ type: 'player.chat', player: chat[1], text: messageAt(text, USUAL_CHAT.lastIndex, lineEnd, ascii ? undefined : data) }, time);
+      const message = messageAt(text, USUAL_CHAT.lastIndex, lineEnd, ascii ? undefined : data);
+      visit({ type: 'player.chat', player: chat[1], text: message }, time);
       continue;
     }
     const line = (inPlace ? readUsualLine(text, lineStart, lineEnd, ascii ? undefined : data) : undefined)
@@ -6838,8 +6839,9 @@ class MetricsExporter implements Metrics {
 
   count(route: string | undefined, method: string | undefined, status: number): void {
     // maps of the table's own strings and of numbers: a key string built per request cost 0.6 µs of some 20
+    const known = method !== undefined && KNOWN_METHODS.has(method) ? method : 'other';
     const byMethod = entryOf(this.requests, route ?? 'other', () => new Map<string, Map<number, number>>());
-    const byStatus = entryOf(byMethod, method !== undefined && KNOWN_METHODS.has(method) ? method : 'other', () => new Map<number, number>());
+    const byStatus = entryOf(byMethod, known, () => new Map<number, number>());
     byStatus.set(status, (byStatus.get(status) ?? 0) + 1);
   }
 
