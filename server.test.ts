@@ -4503,8 +4503,13 @@ describe('the compiled daemon', { concurrency: GROUPS_AT_ONCE }, () => {
       await waitFor(() => foreground() && !stopped()).catch(async (err: Error) => {
         // once in many runs the game never came back to the foreground: what the pane and the process showed then
         const pane = await runTool('tmux', ['-S', host.tmuxSocket, 'capture-pane', '-p', '-t', `=${host.tmuxSession}:`]);
-        const state = isAlive(game) ? JSON.stringify(procStat(game)) : 'gone';
-        throw new Error(`${err.message}; the game ${game}: ${state}; the pane:\n${pane.stdout}`);
+        let state: string;
+        try {
+          state = JSON.stringify(procStat(game));
+        } catch {
+          state = 'gone';
+        }
+        throw new Error(`${err.message}; the game ${game}: ${state}; the pane (tmux ${pane.status} ${pane.stderr}):\n${pane.stdout}`);
       });
     };
     const noGameInShell = async () => {
@@ -5182,6 +5187,7 @@ describe('the compiled daemon', { concurrency: GROUPS_AT_ONCE }, () => {
       // a daemon of its own: the group's may not yet have seen the last test's 100 connections close, and would count
       // them among the 512 (412 taken, once, on a busy machine)
       const own = await startDaemon(host, defer);
+      t.after(() => own.stop());
       const clients: net.Socket[] = [];
       const closed = new Set<net.Socket>();
       t.after(() => clients.forEach((socket) => socket.destroy()));
