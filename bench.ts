@@ -905,11 +905,11 @@ async function firstAnswer(port: number, target: string): Promise<{ ms: number; 
       const res = await timedGet(port, target, agent);
       slowestMs = Math.max(slowestMs, res.ms);
       const body = res.body.toString('utf8');
-      const behind = res.status === 200 && target === '/metrics' && !/^gameserver_api_log_unread_bytes 0$/m.test(body);
+      const unread = /^gameserver_api_log_unread_bytes (\d+)$/m.exec(body)?.[1];
+      const behind = res.status === 200 && target === '/metrics' && unread !== '0';
       if (res.status === 200 && !behind) return { ms: performance.now() - startMs, body, refusals, slowestMs };
       if (res.status !== 200 && res.status !== 503) throw new Error(`GET ${target} answered ${res.status}`);
       if (performance.now() - startMs > BACKLOG_GIVE_UP_MS) {
-        const unread = /^gameserver_api_log_unread_bytes (\d+)$/m.exec(body)?.[1];
         throw new Error(`GET ${target} still reading after ${BACKLOG_GIVE_UP_MS / 1000} s (${res.status}${unread === undefined ? '' : `, ${unread} bytes unread`})`);
       }
       refusals++;
