@@ -6,7 +6,8 @@
 // `npm run bench -- --profile` profiles the daemon under that load instead, `npm run bench -- --bridge` measures the
 // chat bridge alone, `npm run bench -- --backlog` a fresh daemon on a 1 GiB log and 900 MiB appended unread,
 // `npm run bench -- --flood` the routes while 2 GB of chat is written in 40 s, and `npm run bench -- --still` the routes
-// on a log nobody writes while they are asked (docs/performance.md).
+// on a log nobody writes while they are asked (docs/performance.md); `--idle` (with any of the route modes) leaves the
+// daemon idle for 90 s after its first answers, as a daemon on a host mostly is, before the routes are loaded.
 // It reports held or missed for each target and never fails on a missed one. Exit: 0 done, 1 error, 130 interrupted.
 
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
@@ -25,6 +26,7 @@ const CONNECTIONS = 32;
 const ROUNDS = 3;
 // an answer this large is measured against the bare server sending as many bytes too
 const LARGE_ANSWER_BYTES = 4 * 1024;
+const IDLE_BEFORE_LOAD_MS = 90_000; // --idle: V8 collects an idle process to give memory back within a minute
 const WRK_SECONDS = 3;
 const WRK_WARMUP_SECONDS = 1;
 const PROFILE_SECONDS = 6;
@@ -443,6 +445,10 @@ async function bench(): Promise<void> {
     bodyBytes.set(route, res.body.length);
   }
   const large = (route: string): boolean => bodyBytes.get(route)! >= LARGE_ANSWER_BYTES;
+  if (process.argv.includes('--idle')) {
+    log(`\nBoth servers idle ${IDLE_BEFORE_LOAD_MS / 1000} s after their first answers (--idle)…`);
+    await delay(IDLE_BEFORE_LOAD_MS);
+  }
 
   // ---- Routes: bare and daemon alternated, several rounds, while the game writes to its log ----
   const still = process.argv.includes('--still');

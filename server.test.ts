@@ -2707,7 +2707,7 @@ describe('the compiled daemon', { concurrency: GROUPS_AT_ONCE }, () => {
       // in the daemon. Every client asks for another N, so no two replies are shared.
       fs.writeFileSync(serverFile(host, 'logs/latest.log'), Array.from({ length: 200 }, (_, i) => `${P}${String(i).padStart(5, '0')} ${'\x01'.repeat(8_153)}\n`).join(''));
       const d = await startDaemon(host, defer, {}, { nodeArgs: unitNodeArgs() });
-      assert.deepEqual(unitNodeArgs(), ['--max-semi-space-size=16']);
+      assert.deepEqual(unitNodeArgs(), ['--max-semi-space-size=16', '--no-memory-reducer']);
       const daemonSockets = () => fs.readdirSync(`/proc/${d.child.pid}/fd`).filter((fd) => {
         try { return fs.readlinkSync(`/proc/${d.child.pid}/fd/${fd}`).startsWith('socket:'); } catch { return false; }
       }).length;

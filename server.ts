@@ -26,7 +26,7 @@ import { isMainThread, parentPort, Worker, workerData } from 'node:worker_thread
 // ---- Limits that cut across features (each feature's own are in its section) ----
 
 const SERVICE_NAME = 'gameserver-api';
-const VERSION = '1.4.2'; // equals package.json's version (a test checks): dist/server.js is deployed alone
+const VERSION = '1.4.3'; // equals package.json's version (a test checks): dist/server.js is deployed alone
 const EX_CONFIG = 78;
 const MAX_BODY_BYTES = 16 * 1024;
 const SMALL_FILE_MAX_BYTES = 16 * 1024 * 1024; // server.properties, whitelist.json, usercache.json, version files
@@ -7501,7 +7501,8 @@ export function checkHttpInternals(): string | undefined {
  * from then on, 4-6 µs more a request on every route for the daemon's life; a bare node:http server does the same
  * after such a collection. Measured: GET /api/status 17-20 µs a request instead of 22-24
  * (docs/performance.md#where-a-reads-time-goes). The 4,000 calls, and the optimising of Node's tick queue they bring
- * forward, cost about 25 ms of CPU once.
+ * forward, cost about 25 ms of CPU once (40 ms with V8's optimising threads). The collections V8 runs to give memory
+ * back when a process goes idle undo it: the unit turns them off (docs/performance.md#an-idle-daemon).
  */
 function warmTickQueue(): void {
   const nothing = (): void => undefined;
