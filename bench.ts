@@ -6,8 +6,8 @@
 // `npm run bench -- --profile` profiles the daemon under that load instead, `npm run bench -- --bridge` measures the
 // chat bridge alone, `npm run bench -- --backlog` a fresh daemon on a 1 GiB log and 900 MiB appended unread,
 // `npm run bench -- --flood` the routes while 2 GB of chat is written in 40 s, and `npm run bench -- --still` the routes
-// on a log nobody writes while they are asked (docs/performance.md); `--idle` (with any of the route modes) leaves the
-// daemon idle for 90 s after its first answers, as a daemon on a host mostly is, before the routes are loaded.
+// on a log nobody writes while they are asked (docs/performance.md); `--idle`, with the default run or `--still`, leaves
+// both servers idle for 90 s after their first answers, as a daemon on a host mostly is, before the routes are loaded.
 // It reports held or missed for each target and never fails on a missed one. Exit: 0 done, 1 error, 130 interrupted.
 
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
