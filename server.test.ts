@@ -3499,6 +3499,35 @@ describe('the compiled daemon', { concurrency: GROUPS_AT_ONCE }, () => {
       assert.deepEqual((await elsewhere.get('/api/status')).json, { ok: true, online: false });
     });
 
+    test('GET /api/status takes only a process named exactly java: javaw, jav and java-server-1.21 in SERVER_DIR are no game', async () => {
+      await host.stopGame();
+      const names = path.join(host.root, 'names');
+      fs.mkdirSync(names, { recursive: true });
+      const sleepBin = fs.realpathSync('/bin/sleep');
+      // the kernel names a process after the file it was started from: a link's own name (cut at 15 characters)
+      const started = (name: string) => {
+        fs.symlinkSync(sleepBin, path.join(names, name));
+        const child = spawn(path.join(names, name), ['60'], { cwd: host.serverDir, stdio: 'ignore' });
+        defer(() => void child.kill('SIGKILL'));
+        return child;
+      };
+      const others = ['javaw', 'jav', 'java-server-1.21'].map(started);
+      await waitFor(() => others.every((child) => isAlive(child.pid!)));
+      assert.deepEqual(others.map((child) => fs.readFileSync(`/proc/${child.pid}/comm`, 'utf8')), ['javaw\n', 'jav\n', 'java-server-1.2\n']);
+      assert.deepEqual((await d.get('/api/status', { afterChange: true })).json, { ok: true, online: false });
+      const named = started('java');   // the same program under the game's name is found: the names above were the difference
+      try {
+        await waitFor(() => isAlive(named.pid!) && fs.readFileSync(`/proc/${named.pid}/comm`, 'utf8') === 'java\n');
+        const res = await d.get('/api/status', { afterChange: true });
+        assert.equal(res.json.online, true);
+        assert.equal(res.json.pid, named.pid);
+      } finally {
+        named.kill('SIGKILL');
+        others.forEach((child) => child.kill('SIGKILL'));
+        await waitFor(() => ![named, ...others].some((child) => isAlive(child.pid!)));
+      }
+    });
+
     test('GET /api/status reports online:false once the game server is gone', async () => {
       await runningGame(host);
       await host.stopGame();
