@@ -354,16 +354,38 @@ function layout(root: string) {
   };
 }
 
+const FIRST_GAME_PORT = 10_000;
+const gamePortsGiven = new Set<number>(); // by this process: two hosts never share one
+
 /**
- * A loopback port nobody listens on now, for the game's server-port: hosts side by side (test groups run at once)
- * never share one, as two servers on one machine must not.
+ * A loopback port nobody listens on now, for the game's server-port, below the kernel's ephemeral range: the tests'
+ * thousands of connections take their own ends from that range, and one that held the port when the game starts
+ * would leave the game unbound, its ping never answered (the likely cause of one run whose server.ready never came).
+ * Hosts made by one process never share one, as two servers on one machine must not; where that range leaves no room
+ * below it, the kernel chooses.
  */
-function freePort(): Promise<number> {
+async function freePort(): Promise<number> {
+  const [firstEphemeral] = fs.readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/).map(Number);
+  const lowest = FIRST_GAME_PORT;
+  for (let attempt = 0; firstEphemeral - lowest > 1_000 && attempt < 100; attempt++) {
+    const port = lowest + Math.floor(Math.random() * (firstEphemeral - lowest));
+    if (!gamePortsGiven.has(port) && await isFreePort(port)) {
+      gamePortsGiven.add(port);
+      return port;
+    }
+  }
+  return listenAndClose(0);
+}
+
+const isFreePort = (port: number): Promise<boolean> => listenAndClose(port).then(() => true, () => false);
+
+/** The port a loopback listener got (0: the kernel's choice), closed again. */
+function listenAndClose(port: number): Promise<number> {
   return new Promise((resolve, reject) => {
     const probe = createTcpServer().once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as AddressInfo;
-      probe.close(() => resolve(port));
+    probe.listen(port, '127.0.0.1', () => {
+      const { port: got } = probe.address() as AddressInfo;
+      probe.close(() => resolve(got));
     });
   });
 }
