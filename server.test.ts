@@ -3504,27 +3504,27 @@ describe('the compiled daemon', { concurrency: GROUPS_AT_ONCE }, () => {
       const names = path.join(host.root, 'names');
       fs.mkdirSync(names, { recursive: true });
       const sleepBin = fs.realpathSync('/bin/sleep');
+      const children: ChildProcess[] = [];
       // the kernel names a process after the file it was started from: a link's own name (cut at 15 characters)
       const started = (name: string) => {
         fs.symlinkSync(sleepBin, path.join(names, name));
         const child = spawn(path.join(names, name), ['60'], { cwd: host.serverDir, stdio: 'ignore' });
-        defer(() => void child.kill('SIGKILL'));
+        children.push(child);
         return child;
       };
-      const others = ['javaw', 'jav', 'java-server-1.21'].map(started);
-      await waitFor(() => others.every((child) => isAlive(child.pid!)));
-      assert.deepEqual(others.map((child) => fs.readFileSync(`/proc/${child.pid}/comm`, 'utf8')), ['javaw\n', 'jav\n', 'java-server-1.2\n']);
-      assert.deepEqual((await d.get('/api/status', { afterChange: true })).json, { ok: true, online: false });
-      const named = started('java');   // the same program under the game's name is found: the names above were the difference
       try {
+        const others = ['javaw', 'jav', 'java-server-1.21'].map(started);
+        await waitFor(() => others.every((child) => isAlive(child.pid!)));
+        assert.deepEqual(others.map((child) => fs.readFileSync(`/proc/${child.pid}/comm`, 'utf8')), ['javaw\n', 'jav\n', 'java-server-1.2\n']);
+        assert.deepEqual((await d.get('/api/status', { afterChange: true })).json, { ok: true, online: false });
+        const named = started('java');   // the same program under the game's name is found: the names above were the difference
         await waitFor(() => isAlive(named.pid!) && fs.readFileSync(`/proc/${named.pid}/comm`, 'utf8') === 'java\n');
         const res = await d.get('/api/status', { afterChange: true });
         assert.equal(res.json.online, true);
         assert.equal(res.json.pid, named.pid);
       } finally {
-        named.kill('SIGKILL');
-        others.forEach((child) => child.kill('SIGKILL'));
-        await waitFor(() => ![named, ...others].some((child) => isAlive(child.pid!)));
+        children.forEach((child) => child.kill('SIGKILL'));
+        await waitFor(() => !children.some((child) => isAlive(child.pid!)));
       }
     });
 
