@@ -1325,6 +1325,27 @@ describe('the readers of the log read a chunk as the grammar reads its lines', (
     }
     assert.ok(read > 2_000, `the usual prefix was read in place in ${read} lines`);
   });
+  test('readerOf() makes chat\'s hint a group of its search: a line it is found in is tried against the usual chat expression, any other against the usual presence one', () => {
+    const chatHinted = (types: ReadonlySet<string>, message: string): boolean => {
+      const lineReader = readerOf(types as never);
+      lineReader.hints.lastIndex = 0;
+      const found = lineReader.hints.exec(`${P}${message}`);
+      assert.ok(found !== null, message);
+      return lineReader.chatGroup > 0 && found[lineReader.chatGroup] !== undefined;
+    };
+    const groupsOf = (search: RegExp): number => new RegExp(`${search.source}|`).exec('')!.length - 1;
+    for (const types of [FOLLOWED_TYPES, HISTORY_TYPES, new Set(['player.chat'])]) {
+      assert.equal(chatHinted(types, '<Alex> hello Bob joined the game'), true);
+      assert.equal(chatHinted(types, '[Not Secure] <Alex> hi'), true);
+      assert.equal(groupsOf(readerOf(types as never).hints), 1);
+    }
+    for (const message of ['Alex joined the game', 'Alex left the game', 'Alex lost connection: Disconnected',
+      'Alex[/198.51.100.7:53120] logged in with entity id 212 at (12.5, 71.0, -40.5)', 'Alex was slain by Zombie']) {
+      assert.equal(chatHinted(FOLLOWED_TYPES, message), false, message);
+    }
+    // a reader without chat searches as before: no group to fill at each of a busy log's joins and leaves
+    assert.deepEqual([readerOf(PRESENCE_TYPES).chatGroup, groupsOf(readerOf(PRESENCE_TYPES).hints)], [0, 0]);
+  });
 });
 
 // A large backlog is read on two threads: the far half's presence comes back as its net meanings
