@@ -1325,7 +1325,7 @@ describe('the readers of the log read a chunk as the grammar reads its lines', (
     }
     assert.ok(read > 2_000, `the usual prefix was read in place in ${read} lines`);
   });
-  test('readerOf() makes chat\'s hint a group of its search: a line it is found in is tried against the usual chat expression, any other against the usual presence one', () => {
+  test('readerOf() makes chat\'s hint a group of its search, filled by a chat line\'s hint and by no other, and a reader without chat searches without a group', () => {
     const chatHinted = (types: ReadonlySet<string>, message: string): boolean => {
       const lineReader = readerOf(types as never);
       lineReader.hints.lastIndex = 0;
