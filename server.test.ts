@@ -21,6 +21,7 @@ import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import * as tls from 'node:tls';
+import * as v8 from 'node:v8';
 import * as vm from 'node:vm';
 import { gzipSync } from 'node:zlib';
 import { createHost, unitNodeArgs, type Host, type HostOptions } from './demo/host';
@@ -2344,6 +2345,21 @@ describe('scanPresence()', () => {
   for (const [rule, text, players, initial] of rows) {
     test(`scanPresence() ${rule}`, () => assert.deepEqual([...scanPresence(text, initial ? new Set(initial) : undefined)].sort(), players));
   }
+  test('scanPresence() keeps each player online as a name of its own: the 16 MiB of log text it was read from are freed', () => {
+    // V8 makes a piece of a string of 13 characters or more a view of the whole string, which it keeps alive
+    v8.setFlagsFromString('--expose-gc');
+    const collect = vm.runInNewContext('gc') as () => void;
+    collect();
+    const before = process.memoryUsage().heapUsed;
+    let text: string | undefined = `${P}Long_Named_00001 joined the game\n${`${'a'.repeat(1023)}\n`.repeat(16 * 1024)}`;
+    const players = scanPresence(text);
+    text = undefined;
+    /x/.exec('x');   // V8 keeps the subject of the last match for RegExp.$1: this one's is not the log's
+    collect();
+    const kept = process.memoryUsage().heapUsed - before;
+    assert.deepEqual([...players], ['Long_Named_00001']);
+    assert.ok(kept < 4 * 1024 * 1024, `${(kept / 1024 / 1024).toFixed(1)} MiB kept`);
+  });
 });
 
 // testdata/logs: one sample latest.log per server flavour, and expected.json (testdata/README.md)

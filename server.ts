@@ -2860,11 +2860,16 @@ function applyMeaning(session: Session, meaning: LineMeaning, listener?: (change
     case 'server.ready':
       session.ready = true;
       return false;
-    case 'player.joined':
+    case 'player.joined': {
       // a player's second login (another location) kicks the first session; a set keeps one entry
-      if (!session.players.has(meaning.player)) listener?.(meaning);
-      session.players.add(meaning.player);
+      if (session.players.has(meaning.player)) return false;
+      // a name read from a chunk of the log is a piece of that chunk's text, which it keeps alive as long as it is
+      // kept (a 1 MiB chunk per player online, after a first read): the session keeps a copy of its own
+      const player = Buffer.from(meaning.player).toString();
+      listener?.({ type: 'player.joined', player });
+      session.players.add(player);
       return false;
+    }
     case 'player.left':
       if (session.players.delete(meaning.player)) listener?.(meaning);
       return false;
