@@ -2441,13 +2441,20 @@ interface NetPresence {
  * session start, whether that run then logged ready and stopping, and each player's last join or leave after it
  * (docs/api.md#the-bridges-events: a large backlog tells joins and leaves as their net change).
  */
+/**
+ * A string of its own. V8 makes a piece of 13 characters or more of a string a view of the whole string, which it keeps
+ * alive as long as the piece lives: a name read from a 1 MiB chunk of the log and kept (a player online) is kept as a
+ * copy (docs/performance.md#a-name-kept-its-chunk).
+ */
+const ownCopy = (text: string): string => Buffer.from(text).toString();
+
 function createNetPresence(): { add(meaning: LineMeaning): void; meanings(): LineMeaning[] } {
   let started = false;
   let ready = false;
   let stopping = false;
   // each player's last join or leave, and when it came: a Map that deletes and sets again to keep that order pays for
-  // its holes at every one of a busy log's millions of lines
-  const last = new Map<string, { meaning: LineMeaning; at: number }>();
+  // its holes at every one of a busy log's millions of lines; the name kept once, a copy, and no line's meaning
+  const last = new Map<string, { type: 'player.joined' | 'player.left'; at: number }>();
   let order = 0;
   return {
     add(meaning) {
@@ -2457,11 +2464,11 @@ function createNetPresence(): { add(meaning: LineMeaning): void; meanings(): Lin
         last.clear();
       } else if (meaning.type === 'server.ready') ready = true;
       else if (meaning.type === 'server.stopping') stopping = true;
-      else if ('player' in meaning) {
+      else if (meaning.type === 'player.joined' || meaning.type === 'player.left') {
         const seen = last.get(meaning.player);
-        if (seen === undefined) last.set(meaning.player, { meaning, at: order++ });
+        if (seen === undefined) last.set(ownCopy(meaning.player), { type: meaning.type, at: order++ });
         else {
-          seen.meaning = meaning;
+          seen.type = meaning.type;
           seen.at = order++;
         }
       }
@@ -2471,7 +2478,7 @@ function createNetPresence(): { add(meaning: LineMeaning): void; meanings(): Lin
       ...ready ? [{ type: 'server.ready' } as const] : [],
       ...stopping ? [{ type: 'server.stopping' } as const] : [],
       // in the order of each player's last line, as players online lists them
-      ...[...last.values()].sort((a, b) => a.at - b.at).map(({ meaning }) => meaning),
+      ...[...last].sort(([, a], [, b]) => a.at - b.at).map(([player, { type }]) => ({ type, player })),
     ],
   };
 }
@@ -2863,9 +2870,7 @@ function applyMeaning(session: Session, meaning: LineMeaning, listener?: (change
     case 'player.joined': {
       // a player's second login (another location) kicks the first session; a set keeps one entry
       if (session.players.has(meaning.player)) return false;
-      // a name read from a chunk of the log is a piece of that chunk's text, which it keeps alive as long as it is
-      // kept (a 1 MiB chunk per player online, after a first read): the session keeps a copy of its own
-      const player = Buffer.from(meaning.player).toString();
+      const player = ownCopy(meaning.player);
       listener?.({ type: 'player.joined', player });
       session.players.add(player);
       return false;
