@@ -2437,17 +2437,17 @@ interface NetPresence {
 }
 
 /**
- * What a stretch of presence lines comes to, as few meanings as give the same session when applied in order: the last
- * session start, whether that run then logged ready and stopping, and each player's last join or leave after it
- * (docs/api.md#the-bridges-events: a large backlog tells joins and leaves as their net change).
- */
-/**
  * A string of its own. V8 makes a piece of 13 characters or more of a string a view of the whole string, which it keeps
  * alive as long as the piece lives: a name read from a 1 MiB chunk of the log and kept (a player online) is kept as a
  * copy (docs/performance.md#a-name-kept-its-chunk).
  */
 const ownCopy = (text: string): string => Buffer.from(text).toString();
 
+/**
+ * What a stretch of presence lines comes to, as few meanings as give the same session when applied in order: the last
+ * session start, whether that run then logged ready and stopping, and each player's last join or leave after it
+ * (docs/api.md#the-bridges-events: a large backlog tells joins and leaves as their net change).
+ */
 function createNetPresence(): { add(meaning: LineMeaning): void; meanings(): LineMeaning[] } {
   let started = false;
   let ready = false;
