@@ -366,9 +366,8 @@ const gamePortsGiven = new Set<number>(); // by this process: two hosts never sh
  */
 async function freePort(): Promise<number> {
   const [firstEphemeral] = fs.readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/).map(Number);
-  const lowest = FIRST_GAME_PORT;
-  for (let attempt = 0; firstEphemeral - lowest > 1_000 && attempt < 100; attempt++) {
-    const port = lowest + Math.floor(Math.random() * (firstEphemeral - lowest));
+  for (let attempt = 0; firstEphemeral - FIRST_GAME_PORT > 1_000 && attempt < 100; attempt++) {
+    const port = FIRST_GAME_PORT + Math.floor(Math.random() * (firstEphemeral - FIRST_GAME_PORT));
     if (!gamePortsGiven.has(port) && await isFreePort(port)) {
       gamePortsGiven.add(port);
       return port;
