@@ -665,6 +665,7 @@ interface BridgeFigures {
   streamOnlyCpuMs: number; // a daemon's with one stream open and no webhook, in the same minute
   followerCpuMs: number; // a minimal follower's, in the same minute
   posterCpuMs: number; // and one that also POSTs each line
+  streamerCpuMs: number; // and one that also writes each chat line to an event stream
   delivered: number; // chat events the webhook received during that minute
   lines: number;
   sayP50Ms: number;
@@ -677,17 +678,21 @@ interface BridgeFigures {
  * A chat line's way to the stream; a minute of a line every 50 ms, and the daemon's CPU time over it; POST /api/say.
  */
 // The yardsticks of following a log, run in the same minute as the daemon: the least a follower can do (fs.watch, read
-// what was appended, split it into lines), and the same that also POSTs each line to the webhook's receiver
+// what was appended, split it into lines); the same that also POSTs each line to the webhook's receiver; and the same
+// that also writes each chat line as an event to the event streams it serves (the least a daemon with one stream open
+// does a line: docs/performance.md#the-floor-of-following)
 const FOLLOWER_SOURCE = `
 const fs = require('node:fs');
 const http = require('node:http');
-const [file, post] = process.argv.slice(1);
+const [file, post, serve] = process.argv.slice(1);
 const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
 const fd = fs.openSync(file, 'r');
 const chunk = Buffer.allocUnsafe(1024 * 1024);
+const streams = new Set();
 let offset = fs.fstatSync(fd).size;
 let rest = '';
 let lines = 0;
+let id = 0;
 fs.watch(file, () => {
   for (let read; (read = fs.readSync(fd, chunk, 0, chunk.length, offset)) > 0; offset += read) {
     const parts = (rest + chunk.toString('utf8', 0, read)).split('\\n');
@@ -695,10 +700,20 @@ fs.watch(file, () => {
     for (const line of parts) {
       lines++;
       if (post) http.request(post, { method: 'POST', agent, headers: { 'Content-Type': 'application/json' } }, (res) => res.resume()).end(JSON.stringify({ line }));
+      const chat = serve ? /<([^>]+)> (.*)$/.exec(line) : null;
+      if (chat === null) continue;
+      const frame = 'id: ' + ++id + '\\ndata: ' + JSON.stringify({ type: 'player.chat', time: new Date().toISOString(), player: chat[1], text: chat[2] }) + '\\n\\n';
+      for (const res of streams) res.write(frame);
     }
   }
 });
-console.log('follower following');
+if (serve) {
+  http.createServer((req, res) => {
+    res.writeHead(200, { 'Content-Type': 'text/event-stream' }).write('retry: 3000\\n\\n');
+    streams.add(res);
+    res.on('close', () => streams.delete(res));
+  }).listen(0, '127.0.0.1', function () { console.log('follower following on ' + this.address().port); });
+} else console.log('follower following');
 process.on('SIGINT', () => { console.log('lines ' + lines); process.exit(0); });
 `;
 
@@ -758,7 +773,10 @@ async function benchBridge(): Promise<BridgeFigures> {
     await delay(1_500); // it has taken the starting state
     const follower = await startProcess('follower', ['-e', FOLLOWER_SOURCE, logPath, ''], { PATH: process.env.PATH ?? '' }, 0, 'follower following');
     const poster = await startProcess('poster', ['-e', FOLLOWER_SOURCE, logPath, receiverUrl], { PATH: process.env.PATH ?? '' }, 0, 'follower following');
-    const followersBeforeMs = [readCpuMs(follower.child.pid!), readCpuMs(poster.child.pid!), readCpuMs(streamOnly.child.pid!)];
+    const streamer = await startProcess('streamer', ['-e', FOLLOWER_SOURCE, logPath, '', 'serve'], { PATH: process.env.PATH ?? '' }, 0, 'follower following');
+    const streamerEvents = readEvents(Number(/\d+$/.exec(streamer.output.at(-1)!)![0]), () => undefined);
+    await delay(500); // its stream is open
+    const followersBeforeMs = [readCpuMs(follower.child.pid!), readCpuMs(poster.child.pid!), readCpuMs(streamOnly.child.pid!), readCpuMs(streamer.child.pid!)];
     const deliveredBefore = delivered;
     const cpuBeforeMs = readCpuMs(daemon.child.pid!);
     const lines = (BRIDGE_SECONDS * 1000) / BRIDGE_LINE_MS;
@@ -771,8 +789,10 @@ async function benchBridge(): Promise<BridgeFigures> {
     const followerCpuMs = readCpuMs(follower.child.pid!) - followersBeforeMs[0];
     const posterCpuMs = readCpuMs(poster.child.pid!) - followersBeforeMs[1];
     const streamOnlyCpuMs = readCpuMs(streamOnly.child.pid!) - followersBeforeMs[2];
+    const streamerCpuMs = readCpuMs(streamer.child.pid!) - followersBeforeMs[3];
     streamOnlyEvents.destroy();
-    await Promise.all([stopProcess(follower), stopProcess(poster), stopProcess(streamOnly)]);
+    streamerEvents.destroy();
+    await Promise.all([stopProcess(follower), stopProcess(poster), stopProcess(streamOnly), stopProcess(streamer)]);
     await delay(1_000);
     const deliveredInMinute = delivered - deliveredBefore;
     stream.destroy();
@@ -787,6 +807,7 @@ async function benchBridge(): Promise<BridgeFigures> {
     }
     return {
       chatP50Ms: median(latencies), chatP99Ms: percentile(latencies, 99), chatCpuMs, streamOnlyCpuMs, followerCpuMs, posterCpuMs,
+      streamerCpuMs,
       delivered: deliveredInMinute, lines,
       sayP50Ms: median(sayMs), sayP99Ms: percentile(sayMs, 99), sayFailures,
     };
@@ -801,7 +822,8 @@ function reportBridge(figures: BridgeFigures): Target[] {
   log(`chat line → stream: median ${fmt(figures.chatP50Ms, 1)} ms, p99 ${fmt(figures.chatP99Ms, 1)} ms (${BRIDGE_LATENCY_SAMPLES} lines ${BRIDGE_LATENCY_SPACING_MS} ms apart)`);
   log(`a line every ${BRIDGE_LINE_MS} ms for ${BRIDGE_SECONDS} s: the daemon used ${figures.chatCpuMs} ms of CPU; the webhook received ${figures.delivered} of ${figures.lines}`);
   log(`in the same minute a daemon with one stream and no webhook used ${figures.streamOnlyCpuMs} ms, a minimal follower `
-    + `${figures.followerCpuMs} ms, one that also POSTs each line ${figures.posterCpuMs} ms `
+    + `${figures.followerCpuMs} ms, one that also POSTs each line ${figures.posterCpuMs} ms, one that also writes each `
+    + `line to an event stream ${figures.streamerCpuMs} ms `
     + `(CPU is counted in ticks of ${CLOCK_TICK_MS} ms)`);
   const perLine = (ms: number): number => (ms * 1000) / figures.lines;
   log(`POST /api/say: median ${fmt(figures.sayP50Ms, 1)} ms, p99 ${fmt(figures.sayP99Ms, 1)} ms (${SAY_SAMPLES} in a row, ${figures.sayFailures} failed)`);
@@ -810,6 +832,7 @@ function reportBridge(figures: BridgeFigures): Target[] {
     { name: 'chat line → stream (p99)', goal: '< 100 ms', measured: `${fmt(figures.chatP99Ms, 1)} ms (median ${fmt(figures.chatP50Ms, 1)})`, held: figures.chatP99Ms < 100 },
     { name: `${BRIDGE_PLAYERS} players chatting for a minute, stream and webhook`, goal: '< 2 % of a core', measured: `${fmt(share, 2)} % (${figures.chatCpuMs} ms; ${figures.delivered}/${figures.lines} delivered)`, held: share < 2 && figures.delivered === figures.lines },
     { name: 'CPU a line followed, one stream open, against a minimal follower', goal: '≤ 2 ×', measured: `${fmt(perLine(figures.streamOnlyCpuMs), 0)} µs against ${fmt(perLine(figures.followerCpuMs), 0)} µs: ${fmt(figures.streamOnlyCpuMs / figures.followerCpuMs, 2)} ×`, held: figures.streamOnlyCpuMs <= 2 * figures.followerCpuMs },
+    { name: 'CPU a line followed, one stream open, against a follower that writes each line to a stream', goal: '≤ 1.15 ×', measured: `${fmt(perLine(figures.streamOnlyCpuMs), 0)} µs against ${fmt(perLine(figures.streamerCpuMs), 0)} µs: ${fmt(figures.streamOnlyCpuMs / figures.streamerCpuMs, 2)} ×`, held: figures.streamOnlyCpuMs <= 1.15 * figures.streamerCpuMs },
     { name: 'the chat minute, stream and webhook, against a follower that POSTs each line', goal: '≤ 1.15 ×', measured: `${fmt(figures.chatCpuMs / figures.posterCpuMs, 2)} × (${figures.chatCpuMs} / ${figures.posterCpuMs} ms)`, held: figures.chatCpuMs <= 1.15 * figures.posterCpuMs },
     { name: 'POST /api/say round trip (p99)', goal: '< 50 ms', measured: `${fmt(figures.sayP99Ms, 1)} ms (median ${fmt(figures.sayP50Ms, 1)})`, held: figures.sayP99Ms < 50 && figures.sayFailures === 0 },
   ];
