@@ -14,11 +14,10 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import { Agent, createServer, get, request } from 'node:http';
-import { createServer as createNetServer } from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { createHost, unitNodeArgs, type Host } from './demo/host';
+import { createHost, freePort, unitNodeArgs, type Host } from './demo/host';
 
 // ---- Parameters ----
 
@@ -186,16 +185,6 @@ process.on('SIGINT', () => process.exit(0));
 const processes: Proc[] = [];
 
 /** A free port: bind 0 and close (PORT=0 is refused by the daemon). */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createNetServer().once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const address = probe.address();
-      probe.close(() => (address !== null && typeof address === 'object' ? resolve(address.port) : reject(new Error('no port'))));
-    });
-  });
-}
-
 /** Spawns a server; resolves once its stdout shows `readyPrefix`. Both pipes are drained for the whole run. */
 function startProcess(name: string, args: string[], env: Record<string, string>, port: number, readyPrefix: string): Promise<Proc> {
   const child = spawn(process.execPath, args, { env, cwd: path.join(__dirname, '..'), stdio: ['ignore', 'pipe', 'pipe'] });

@@ -24,7 +24,7 @@ import * as tls from 'node:tls';
 import * as v8 from 'node:v8';
 import * as vm from 'node:vm';
 import { gzipSync } from 'node:zlib';
-import { createHost, unitNodeArgs, type Host, type HostOptions } from './demo/host';
+import { createHost, freePort, unitNodeArgs, type Host, type HostOptions } from './demo/host';
 import {
   ConfigError, FOLLOWED_TYPES, HISTORY_TYPES, HttpError, backupType, checkHttpInternals, createLagSummary, describeEvent, escapeForDiscord, formatLabels, formatMemory, formatSize, formatUptime, isConsoleReply, isInteractiveShell, isSettled,
   LINE_KINDS, maskAddresses, offlineUuid, openApiDocument, parseLines, parseLogLine, parsePaneList, parseProperties, readLogLine, readTail,
@@ -162,16 +162,6 @@ async function waitFor<T>(check: () => T | Promise<T>, { timeoutMs: quietMs = 10
     if (Date.now() > deadline) throw new Error(`waitFor: condition not met within ${timeoutMs} ms (last value ${String(value)})`);
     await new Promise((resolve) => setTimeout(resolve, intervalMs));
   }
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = net.createServer().once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as net.AddressInfo;
-      probe.close(() => resolve(port));
-    });
-  });
 }
 
 async function request(port: number, method: string, urlPath: string, { key, headers = {}, body, timeoutMs = 20_000, afterChange = false }: Options & { body?: Body } = {}): Promise<Res> {
@@ -476,8 +466,7 @@ async function startDaemon(host: Host, defer: Defer, extra: Record<string, strin
     return result;
   };
   const { port, proc } = await (async () => {
-    // a free port is taken from the kernel's ephemeral range, which outgoing connections use too: one taken
-    // meanwhile is tried again with another
+    // a port another process took meanwhile is tried again with another
     for (let attempt = 1; ; attempt++) {
       const free = await freePort();
       const strings = Object.fromEntries(Object.entries(extra).filter((e): e is [string, string] => e[1] !== null));

@@ -354,22 +354,23 @@ function layout(root: string) {
   };
 }
 
-const FIRST_GAME_PORT = 10_000;
-const gamePortsGiven = new Set<number>(); // by this process: two hosts never share one
+const FIRST_FREE_PORT = 10_000;
+const portsGiven = new Set<number>(); // by this process: two servers it starts never share one
 
 /**
- * A loopback port nobody listens on now, for the game's server-port, below the kernel's ephemeral range: the tests'
- * thousands of connections take their own ends from that range, and one that held the port when the game starts
- * would leave the game unbound, its ping never answered (the likely cause of one run whose server.ready never came).
- * Hosts made by one process never share one, as two servers on one machine must not; where that range leaves no room
+ * A loopback port nobody listens on now, below the kernel's ephemeral range, for a server started later: a game's
+ * server-port, a daemon's PORT, a stub's. The tests' thousands of connections take their own ends from that range, and
+ * one that held the port when the server starts would leave it unbound: a game's ping never answered (one run whose
+ * server.ready never came), a demo's daemon that exits at start (`PORT … is already in use`). Ports given by one
+ * process are never given again, as two servers on one machine must not share one; where that range leaves no room
  * below it, the kernel chooses.
  */
-async function freePort(): Promise<number> {
+export async function freePort(): Promise<number> {
   const [firstEphemeral] = fs.readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/).map(Number);
-  for (let attempt = 0; firstEphemeral - FIRST_GAME_PORT > 1_000 && attempt < 100; attempt++) {
-    const port = FIRST_GAME_PORT + Math.floor(Math.random() * (firstEphemeral - FIRST_GAME_PORT));
-    if (!gamePortsGiven.has(port) && await isFreePort(port)) {
-      gamePortsGiven.add(port);
+  for (let attempt = 0; firstEphemeral - FIRST_FREE_PORT > 1_000 && attempt < 100; attempt++) {
+    const port = FIRST_FREE_PORT + Math.floor(Math.random() * (firstEphemeral - FIRST_FREE_PORT));
+    if (!portsGiven.has(port) && await isFreePort(port)) {
+      portsGiven.add(port);
       return port;
     }
   }
