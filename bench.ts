@@ -184,7 +184,6 @@ process.on('SIGINT', () => process.exit(0));
 
 const processes: Proc[] = [];
 
-/** A free port: bind 0 and close (PORT=0 is refused by the daemon). */
 /** Spawns a server; resolves once its stdout shows `readyPrefix`. Both pipes are drained for the whole run. */
 function startProcess(name: string, args: string[], env: Record<string, string>, port: number, readyPrefix: string): Promise<Proc> {
   const child = spawn(process.execPath, args, { env, cwd: path.join(__dirname, '..'), stdio: ['ignore', 'pipe', 'pipe'] });
