@@ -3751,6 +3751,60 @@ describe('the compiled daemon', { concurrency: GROUPS_AT_ONCE }, () => {
       assert.deepEqual(await assertFullParse(), ['Dave', 'Jill']);
     });
 
+    /** A stream open on the group's daemon that has taken the starting state; what it told of players, in order. */
+    const streamOfPlayers = async () => {
+      const s = openEventStream(d.port);
+      defer(() => s.close());
+      await waitFor(() => s.retryMs() !== undefined);
+      const told = () => s.parsed().filter((e) => e.type === 'player.joined' || e.type === 'player.chat')
+        .map((e) => (e.type === 'player.chat' ? `${e.player}: ${e.text}` : `${e.player} joined`));
+      return { told, until: (last: string) => waitFor(() => told().includes(last)) };
+    };
+
+    test('GET /api/events tells each line once and in order while the log rolls under an open stream: the old file\'s last lines, then the new file\'s', async () => {
+      await newSession();
+      const stream = await streamOfPlayers();
+      append('Alex joined the game', '<Alex> before the roll');
+      await stream.until('Alex: before the roll');
+      append('<Alex> the old file\'s last line');
+      rolled += readOr(latest()).toString('utf8');
+      fs.renameSync(latest(), archivePath(''));   // log4j renames, then compresses
+      fs.writeFileSync(latest(), `${P}<Alex> the new file\'s first line\n${P}Bob joined the game\n`);
+      append('<Bob> appended to the new file');
+      await stream.until('Bob: appended to the new file');
+      assert.deepEqual(stream.told(), [
+        'Alex joined', 'Alex: before the roll', 'Alex: the old file\'s last line', 'Alex: the new file\'s first line',
+        'Bob joined', 'Bob: appended to the new file',
+      ]);
+      assert.deepEqual(await assertFullParse(), ['Alex', 'Bob']);
+    });
+
+    test('GET /api/events tells the lines of a copy-and-truncate written again past the old size under an open stream, once each, and nothing of the old file again', async () => {
+      await newSession();
+      const stream = await streamOfPlayers();
+      append('Alex joined the game', '<Alex> before the truncation');
+      await stream.until('Alex: before the truncation');
+      const oldSize = fs.statSync(latest()).size;
+      rolled += readOr(latest()).toString('utf8');
+      fs.truncateSync(latest(), 0);
+      append('<Alex> after the truncation', ...Array.from({ length: Math.ceil(oldSize / 40) }, (_, i) => `Filler line ${i}`), 'Jill joined the game');
+      assert.ok(fs.statSync(latest()).size > oldSize);
+      await stream.until('Jill joined');
+      assert.deepEqual(stream.told(), ['Alex joined', 'Alex: before the truncation', 'Alex: after the truncation', 'Jill joined']);
+      assert.deepEqual(await assertFullParse(), ['Alex', 'Jill']);
+    });
+
+    test('GET /api/events tells every line of an append larger than the few read at once, once each and in order', async () => {
+      await newSession();
+      const stream = await streamOfPlayers();
+      append('Alex joined the game');
+      await stream.until('Alex joined');
+      const burst = Array.from({ length: 1_500 }, (_, i) => `<Alex> line ${i} of a burst of chat larger than 64 KiB`);
+      append(...burst);   // one write: 104 KiB
+      await stream.until(`Alex: line 1499 of a burst of chat larger than 64 KiB`);
+      assert.deepEqual(stream.told(), ['Alex joined', ...burst.map((line) => line.replace(/^<Alex> /, 'Alex: '))]);
+    });
+
     test('GET /api/players/online equals a full parse of the new latest.log once the game server restarts', async () => {
       await newSession();
       append('Fay joined the game');

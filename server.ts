@@ -2314,6 +2314,12 @@ interface Presence {
   read(game: GameProcess): Session | Promise<Session>;
   /** The same, or undefined when the log is not read up to now within `waitMs` (reading goes on meanwhile). */
   readWithin(game: GameProcess, waitMs: number): Promise<Session | undefined>;
+  /**
+   * The lines appended to the log it follows, read at once through the handle it holds, when that is all a change of
+   * the file calls for; false, having read nothing, when it is not (nothing followed yet, another game, a read under
+   * way, the file rewritten, more than a few lines): read() then.
+   */
+  readAppendedNow(game: GameProcess): boolean;
   /** Bytes of latest.log not read yet, as its size was last seen. */
   unreadBytes(): number;
   /** Who is online by what was read so far, without reading. */
@@ -2608,6 +2614,21 @@ class LogFollower implements Presence {
     this.turnStat = { st, readAtMs };
     setImmediate(() => (this.turnStat = undefined));
     return this.turnStat;
+  }
+
+  // no stat of the path: a roll is the watcher's rename and the pulse's to notice
+  // (docs/performance.md#the-floor-of-following)
+  readAppendedNow(current: GameProcess): boolean {
+    const state = this.followed;
+    if (state === undefined || this.updating || this.updateAsked || state.game !== gameIdentity(current)) return false;
+    if (!this.isSameContent(state)) return false;
+    // where the file ends, read instead of stated: more than a few lines is read()'s to weigh (a backlog too large to
+    // tell is read for presence alone)
+    const appended = fs.readSync(state.handle.fd, this.chunk, 0, PRESENCE_SYNC_MAX_BYTES + 1, state.offset);
+    if (appended > PRESENCE_SYNC_MAX_BYTES) return false;
+    this.seenSize = state.offset + appended;
+    this.parseAppendedNow(state, this.seenSize);
+    return true;
   }
 
   readWithin(current: GameProcess, waitMs: number): Promise<Session | undefined> {
@@ -4708,6 +4729,9 @@ interface Detector {
   look(): void | Promise<void>;
   /** What a change in its folder calls for when that is less than a look: the game's log, its new lines alone. */
   glance?(): void | Promise<void>;
+  /** That glance done at once, when it needs no stat and no wait: true; false when it needs the queue of checks. */
+  glanceNow?(): boolean;
+  file?: string; // the name of the one file in `dir` whose changes concern it; unset: any change in `dir`
   close?(): void; // a timer it holds
 }
 
@@ -4802,6 +4826,8 @@ function detectGame(
       }
       ready = true;
     },
+    file: path.basename(latestLogPath(config)),
+    glanceNow: () => current !== undefined && presence.readAppendedNow(current),
     // a line written by the game it knows: the process's end is the pulse's to see (within 0.5 s)
     async glance() {
       if (current === undefined) return this.look();
@@ -5204,9 +5230,19 @@ class LiveEvents implements Events {
       try {
         // the changes of a moment are looked at together: a busy chat's lines cost a glance each 50 ms, not each
         let glance: NodeJS.Timeout | undefined;
-        const glanceSoon = (): void => {
+        let renamed = false; // in this moment: a file replaced (a roll), which only a look with a stat notices
+        const atOnce = inDir.every((detector) => detector.glanceNow !== undefined);
+        const glanceSoon = (event: string, name: string | null): void => {
+          // another file of the folder (Forge's debug.log, a rolled log being compressed) concerns none of them
+          if (name !== null && inDir.every((detector) => detector.file !== undefined && detector.file !== name)) return;
+          renamed ||= event === 'rename';
           glance ??= setTimeout(() => {
             glance = undefined;
+            const appendsOnly = atOnce && !renamed && !this.checking && this.watching !== undefined;
+            renamed = false;
+            // the log's new lines read at once, no stat and no queue: the path of a followed line, kept short
+            // (docs/performance.md#the-floor-of-following); anything else, or a failure, is the queue's to look at
+            if (appendsOnly && this.glanceNow(inDir)) return;
             void this.check(inDir, false);
           }, WATCH_COALESCE_MS);
         };
@@ -5216,6 +5252,15 @@ class LiveEvents implements Events {
       }
     }
     return watchers;
+  }
+
+  /** Whether every one of these detectors did its glance at once. */
+  private glanceNow(detectors: readonly Detector[]): boolean {
+    try {
+      return detectors.every((detector) => detector.glanceNow!());
+    } catch {
+      return false; // a read that failed (the file gone meanwhile): the queue's check looks, and logs the fault
+    }
   }
 
   private stopWatching(): void {
@@ -5844,6 +5889,12 @@ function createReadiness(
       let first = true;
       return {
         dir: path.dirname(latestLogPath(config)),
+        file: path.basename(latestLogPath(config)),
+        // a run told ready: a line of its log asks nothing more of readiness
+        glanceNow() {
+          const current = game.find();
+          return current !== undefined && announced === gameIdentity(current);
+        },
         look() {
           const current = game.find();
           const quiet = first; // the first look takes the starting state: a run ready before it is no news
