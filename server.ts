@@ -2316,7 +2316,7 @@ interface Presence {
   readWithin(game: GameProcess, waitMs: number): Promise<Session | undefined>;
   /**
    * The lines appended to the log it follows, read at once through the handle it holds, when that is all a change of
-   * the file calls for; false, having read nothing, when it is not (nothing followed yet, another game, a read under
+   * the file calls for; false, having parsed nothing, when it is not (nothing followed yet, another game, a read under
    * way, the file rewritten, more than a few lines): read() then.
    */
   readAppendedNow(game: GameProcess): boolean;
@@ -2410,12 +2410,15 @@ function* appendedLines(
   return undefined;
 }
 
-/** Drives a parser of appended bytes with reads of `fd` at once. */
-function readLinesNow(lines: AppendedLines, fd: number, chunk: Buffer): string | undefined {
-  for (let step = lines.next(); ; ) {
+/**
+ * Drives a parser of appended bytes with reads of `fd` at once; `inChunk`: bytes already read into the chunk at the
+ * parser's offset (to learn where the file ends), which its first read asks for.
+ */
+function readLinesNow(lines: AppendedLines, fd: number, chunk: Buffer, inChunk = 0): string | undefined {
+  for (let step = lines.next(); ; inChunk = 0) {
     if (step.done) return step.value;
     const [length, position] = step.value;
-    step = lines.next(fs.readSync(fd, chunk, 0, length, position));
+    step = lines.next(length === inChunk ? inChunk : fs.readSync(fd, chunk, 0, length, position));
   }
 }
 
@@ -2616,18 +2619,19 @@ class LogFollower implements Presence {
     return this.turnStat;
   }
 
-  // no stat of the path: a roll is the watcher's rename and the pulse's to notice
-  // (docs/performance.md#the-floor-of-following)
+  // No stat of the path: a roll is noticed by the watcher's rename, or by the pulse within 0.5 s when inotify lost that
+  // event (docs/performance.md#the-floor-of-following)
   readAppendedNow(current: GameProcess): boolean {
     const state = this.followed;
     if (state === undefined || this.updating || this.updateAsked || state.game !== gameIdentity(current)) return false;
     if (!this.isSameContent(state)) return false;
-    // where the file ends, read instead of stated: more than a few lines is read()'s to weigh (a backlog too large to
-    // tell is read for presence alone)
+    // how much was appended, learnt from a read of it (a Stats object costs more): more than a few lines is read()'s to
+    // weigh, a backlog too large to tell being read for presence alone
     const appended = fs.readSync(state.handle.fd, this.chunk, 0, PRESENCE_SYNC_MAX_BYTES + 1, state.offset);
     if (appended > PRESENCE_SYNC_MAX_BYTES) return false;
     this.seenSize = state.offset + appended;
-    this.parseAppendedNow(state, this.seenSize);
+    this.parseAppendedNow(state, this.seenSize, appended);
+    state.settled = false; // a size read, not stated: the next request's stat takes the mtime that goes with it
     return true;
   }
 
@@ -2763,9 +2767,12 @@ class LogFollower implements Presence {
     this.settleView(state, await this.readLines(state, size), size);
   }
 
-  /** The same for a small append, read at once: one read of bytes the kernel still has in its cache. */
-  private parseAppendedNow(state: FollowedLog, size: number): void {
-    this.settleView(state, readLinesNow(this.appendedLines(state, size), state.handle.fd, this.chunk), size);
+  /**
+   * The same for a small append, read at once: one read of bytes the kernel still has in its cache (none when the
+   * chunk holds them already: `inChunk`).
+   */
+  private parseAppendedNow(state: FollowedLog, size: number, inChunk = 0): void {
+    this.settleView(state, readLinesNow(this.appendedLines(state, size), state.handle.fd, this.chunk, inChunk), size);
   }
 
   /**
@@ -2820,11 +2827,12 @@ class LogFollower implements Presence {
   /** Whether the file still starts as it did, and a line still ends where parsing stopped: two small reads. */
   private isSameContent(state: FollowedLog): boolean {
     const { probe } = this;
-    if (state.head.length > 0) fs.readSync(state.handle.fd, probe, 0, state.head.length, 0);
+    const { fd } = state.handle;
+    // a file now shorter than either read is not the same (the probe would still hold an earlier read's bytes)
+    if (state.head.length > 0 && fs.readSync(fd, probe, 0, state.head.length, 0) !== state.head.length) return false;
     if (!probe.subarray(0, state.head.length).equals(state.head)) return false;
     if (state.offset === 0) return true;
-    fs.readSync(state.handle.fd, probe, 0, 1, state.offset - 1);
-    return probe[0] === 10;
+    return fs.readSync(fd, probe, 0, 1, state.offset - 1) === 1 && probe[0] === 10;
   }
 
   /** Applies what one line means. */
@@ -5231,19 +5239,18 @@ class LiveEvents implements Events {
         // the changes of a moment are looked at together: a busy chat's lines cost a glance each 50 ms, not each
         let glance: NodeJS.Timeout | undefined;
         let renamed = false; // in this moment: a file replaced (a roll), which only a look with a stat notices
-        const atOnce = inDir.every((detector) => detector.glanceNow !== undefined);
+        const glanceable = inDir.every((detector) => detector.glanceNow !== undefined);
         const glanceSoon = (event: string, name: string | null): void => {
-          // another file of the folder (Forge's debug.log, a rolled log being compressed) concerns none of them
-          if (name !== null && inDir.every((detector) => detector.file !== undefined && detector.file !== name)) return;
+          // a write to another file of the folder (Forge's debug.log) concerns none of them
+          if (event === 'change' && name !== null
+            && inDir.every((detector) => detector.file !== undefined && detector.file !== name)) return;
           renamed ||= event === 'rename';
           glance ??= setTimeout(() => {
             glance = undefined;
-            const appendsOnly = atOnce && !renamed && !this.checking && this.watching !== undefined;
+            const atOnce = glanceable && !renamed && !this.checking && this.watching?.detectors.includes(inDir[0]);
             renamed = false;
-            // the log's new lines read at once, no stat and no queue: the path of a followed line, kept short
-            // (docs/performance.md#the-floor-of-following); anything else, or a failure, is the queue's to look at
-            if (appendsOnly && this.glanceNow(inDir)) return;
-            void this.check(inDir, false);
+            const left = atOnce ? this.glanceAtOnce(inDir) : inDir;
+            if (left.length > 0) void this.check(left, false);
           }, WATCH_COALESCE_MS);
         };
         watchers.push(fs.watch(dir, { persistent: false }, glanceSoon).on('error', () => undefined));
@@ -5254,13 +5261,19 @@ class LiveEvents implements Events {
     return watchers;
   }
 
-  /** Whether every one of these detectors did its glance at once. */
-  private glanceNow(detectors: readonly Detector[]): boolean {
-    try {
-      return detectors.every((detector) => detector.glanceNow!());
-    } catch {
-      return false; // a read that failed (the file gone meanwhile): the queue's check looks, and logs the fault
-    }
+  /**
+   * The glances that can be done at once, done: the log's new lines read without a stat or the queue of checks, the
+   * path of a followed line kept short (docs/performance.md#the-floor-of-following). The detectors left for the queue.
+   */
+  private glanceAtOnce(detectors: readonly Detector[]): Detector[] {
+    return detectors.filter((detector) => {
+      try {
+        return !detector.glanceNow!();
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code === undefined) throw err;
+        return true; // a read that failed (the file gone meanwhile): the queue's glance reads again, and logs the fault
+      }
+    });
   }
 
   private stopWatching(): void {
