@@ -3751,19 +3751,19 @@ describe('the compiled daemon', { concurrency: GROUPS_AT_ONCE }, () => {
       assert.deepEqual(await assertFullParse(), ['Dave', 'Jill']);
     });
 
-    /** A stream open on the group's daemon that has taken the starting state; what it told of players, in order. */
-    const streamOfPlayers = async () => {
+    /** A stream open on the group's daemon for one test, that has taken the starting state; what it told of players. */
+    const streamOfPlayers = async (t: { after(cleanup: () => void): void }) => {
       const s = openEventStream(d.port);
-      defer(() => s.close());
+      t.after(() => s.close());
       await waitFor(() => s.retryMs() !== undefined);
       const told = () => s.parsed().filter((e) => e.type === 'player.joined' || e.type === 'player.chat')
         .map((e) => (e.type === 'player.chat' ? `${e.player}: ${e.text}` : `${e.player} joined`));
       return { told, until: (last: string) => waitFor(() => told().includes(last)) };
     };
 
-    test('GET /api/events tells each line once and in order while the log rolls under an open stream: the old file\'s last lines, then the new file\'s', async () => {
+    test('GET /api/events tells each line once and in order while the log rolls under an open stream: the old file\'s last lines, then the new file\'s', async (t) => {
       await newSession();
-      const stream = await streamOfPlayers();
+      const stream = await streamOfPlayers(t);
       append('Alex joined the game', '<Alex> before the roll');
       await stream.until('Alex: before the roll');
       append('<Alex> the old file\'s last line');
@@ -3779,9 +3779,9 @@ describe('the compiled daemon', { concurrency: GROUPS_AT_ONCE }, () => {
       assert.deepEqual(await assertFullParse(), ['Alex', 'Bob']);
     });
 
-    test('GET /api/events tells the lines of a copy-and-truncate written again past the old size under an open stream, once each, and nothing of the old file again', async () => {
+    test('GET /api/events tells the lines of a copy-and-truncate written again past the old size under an open stream, once each, and nothing of the old file again', async (t) => {
       await newSession();
-      const stream = await streamOfPlayers();
+      const stream = await streamOfPlayers(t);
       append('Alex joined the game', '<Alex> before the truncation');
       await stream.until('Alex: before the truncation');
       const oldSize = fs.statSync(latest()).size;
@@ -3794,15 +3794,32 @@ describe('the compiled daemon', { concurrency: GROUPS_AT_ONCE }, () => {
       assert.deepEqual(await assertFullParse(), ['Alex', 'Jill']);
     });
 
-    test('GET /api/events tells every line of an append larger than the few read at once, once each and in order', async () => {
+    test('GET /api/events tells every line of an append larger than the few read at once, once each and in order', async (t) => {
       await newSession();
-      const stream = await streamOfPlayers();
+      const stream = await streamOfPlayers(t);
       append('Alex joined the game');
       await stream.until('Alex joined');
       const burst = Array.from({ length: 1_500 }, (_, i) => `<Alex> line ${i} of a burst of chat larger than 64 KiB`);
       append(...burst);   // one write: 104 KiB
       await stream.until(`Alex: line 1499 of a burst of chat larger than 64 KiB`);
       assert.deepEqual(stream.told(), ['Alex joined', ...burst.map((line) => line.replace(/^<Alex> /, 'Alex: '))]);
+    });
+
+    test('GET /api/players/online after a restart under an open event stream counts the new run\'s players: the log the new run rolled in is never read as the ended run\'s', async (t) => {
+      await newSession();
+      const stream = await streamOfPlayers(t);
+      append('Alex joined the game');
+      await stream.until('Alex joined');
+      // the daemon stopped meanwhile: its watcher meets the ended run and the new one, whose start rolled the log, at once
+      d.child.kill('SIGSTOP');
+      try {
+        await newSession();
+        append('Fay joined the game');
+      } finally {
+        d.child.kill('SIGCONT');
+      }
+      await stream.until('Fay joined');
+      assert.deepEqual(await assertFullParse(), ['Fay']);
     });
 
     test('GET /api/players/online equals a full parse of the new latest.log once the game server restarts', async () => {

@@ -2719,6 +2719,9 @@ class LogFollower implements Presence {
       // log4j rolled latest.log (at start-up, or at midnight while the game runs): what was written to the old
       // file since the last call is read first, through the handle; the same process keeps its players
       await this.parseAppended(state, (await state.handle.stat()).size);
+      // the last lines of a process that has ended, read once a later one rolled the log at its start: the new file
+      // is the later run's, and this read ends with the old one
+      if (this.isLaterRunsLog(current, st)) return state.view;
       await state.handle.close();
       this.followed = undefined;
       this.followed = state = await this.follow(state.session, current);
@@ -2822,6 +2825,16 @@ class LogFollower implements Presence {
     if (net === undefined || state.offset !== middle || state.skipping) return;
     for (const meaning of net.meanings) this.apply(state, meaning);
     state.offset = net.end;
+  }
+
+  /**
+   * Whether the log was written since another game process than `current` started: it is that later run's (log4j's
+   * start rolls an earlier run's log away), as a log last written before a process started is an earlier run's.
+   */
+  private isLaterRunsLog(current: GameProcess, st: fs.Stats): boolean {
+    const running = this.game.find();
+    return running !== undefined && gameIdentity(running) !== gameIdentity(current)
+      && st.mtimeMs >= this.clock.startedAtMs(running.startTicks);
   }
 
   /** Whether the file still starts as it did, and a line still ends where parsing stopped: two small reads. */
