@@ -26,7 +26,7 @@ import { isMainThread, parentPort, Worker, workerData } from 'node:worker_thread
 // ---- Limits that cut across features (each feature's own are in its section) ----
 
 const SERVICE_NAME = 'gameserver-api';
-const VERSION = '1.4.4'; // equals package.json's version (a test checks): dist/server.js is deployed alone
+const VERSION = '1.4.5'; // equals package.json's version (a test checks): dist/server.js is deployed alone
 const EX_CONFIG = 78;
 const MAX_BODY_BYTES = 16 * 1024;
 const SMALL_FILE_MAX_BYTES = 16 * 1024 * 1024; // server.properties, whitelist.json, usercache.json, version files
