@@ -3758,7 +3758,7 @@ describe('the compiled daemon', { concurrency: GROUPS_AT_ONCE }, () => {
       await waitFor(() => s.retryMs() !== undefined);
       const told = () => s.parsed().filter((e) => e.type === 'player.joined' || e.type === 'player.chat')
         .map((e) => (e.type === 'player.chat' ? `${e.player}: ${e.text}` : `${e.player} joined`));
-      return { told, until: (last: string) => waitFor(() => told().includes(last)) };
+      return { told, until: (last: string) => waitFor(() => told().includes(last)), events: () => s.parsed() };
     };
 
     test('GET /api/events tells each line once and in order while the log rolls under an open stream: the old file\'s last lines, then the new file\'s', async (t) => {
@@ -3820,6 +3820,11 @@ describe('the compiled daemon', { concurrency: GROUPS_AT_ONCE }, () => {
       }
       await stream.until('Fay joined');
       assert.deepEqual(await assertFullParse(), ['Fay']);
+      // the ended run's players leave with it, and Fay joins the new run, once (not under the ended run's name)
+      const told = stream.events().map((e) => ('player' in e ? `${e.type} ${e.player}` : e.type));
+      assert.deepEqual(told.filter((e) => /^(player\.|server\.st)/.test(e)), [
+        'player.joined Alex', 'server.stopping', 'player.left Alex', 'server.stopped', 'server.started', 'player.joined Fay',
+      ]);
     });
 
     test('GET /api/players/online equals a full parse of the new latest.log once the game server restarts', async () => {

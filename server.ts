@@ -2717,11 +2717,12 @@ class LogFollower implements Presence {
     if (st.mtimeMs < startedAtMs) return newSession();
     if (state !== undefined && (state.dev !== st.dev || state.ino !== st.ino)) {
       // log4j rolled latest.log (at start-up, or at midnight while the game runs): what was written to the old
-      // file since the last call is read first, through the handle; the same process keeps its players
+      // file since the last call is read first, through the handle
       await this.parseAppended(state, (await state.handle.stat()).size);
       // the last lines of a process that has ended, read once a later one rolled the log at its start: the new file
       // is the later run's, and this read ends with the old one
       if (this.isLaterRunsLog(current, st)) return state.view;
+      // a roll at midnight: the same process goes on in the new file, and keeps its players
       await state.handle.close();
       this.followed = undefined;
       this.followed = state = await this.follow(state.session, current);
@@ -2829,10 +2830,12 @@ class LogFollower implements Presence {
 
   /**
    * Whether the log was written since another game process than `current` started: it is that later run's (log4j's
-   * start rolls an earlier run's log away), as a log last written before a process started is an earlier run's.
+   * start rolls an earlier run's log away), as a log last written before a process started is an earlier run's. The
+   * mtime tells, because two runs of one server never overlap: an ended run wrote its last line before the later one
+   * started. Checked now, not from the last 50 ms: a restart is what this is about.
    */
   private isLaterRunsLog(current: GameProcess, st: fs.Stats): boolean {
-    const running = this.game.find();
+    const running = this.game.find({ fresh: true });
     return running !== undefined && gameIdentity(running) !== gameIdentity(current)
       && st.mtimeMs >= this.clock.startedAtMs(running.startTicks);
   }
