@@ -3769,7 +3769,7 @@ describe('the compiled daemon', { concurrency: GROUPS_AT_ONCE }, () => {
       append('<Alex> the old file\'s last line');
       rolled += readOr(latest()).toString('utf8');
       fs.renameSync(latest(), archivePath(''));   // log4j renames, then compresses
-      fs.writeFileSync(latest(), `${P}<Alex> the new file\'s first line\n${P}Bob joined the game\n`);
+      fs.writeFileSync(latest(), `${P}<Alex> the new file's first line\n${P}Bob joined the game\n`);
       append('<Bob> appended to the new file');
       await stream.until('Bob: appended to the new file');
       assert.deepEqual(stream.told(), [

@@ -1643,6 +1643,8 @@ const COLOURED = /[\x1b§]/; // one look for either, before anything is replaced
 // `<`, `[` or `*`, so chat (`<Mallory> …`), /say (`[Mallory] …`), /me (`* Mallory …`) and admin echoes
 // (`[Mallory: …]`) cannot start with one followed by an event text.
 const NAME = '([A-Za-z0-9_.]{1,16})';
+/** A text as a regular expression that matches it alone: the grammar's literal texts in its patterns. */
+const escapeRegExp = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 const SERVER_THREAD = 'Server thread';
 
 /**
@@ -1732,7 +1734,7 @@ const DEATH_TAILS = [
 const DEATH_HINTS = [...new Set(DEATH_TAILS.map((tail) => ` ${tail.split(' ')[0]}`))];
 // one pattern of them all, anchored at both ends: a tail that is a prefix of another (`died`, `died because of …`)
 // matches only as itself
-const DEATH_MESSAGE = new RegExp(`^${NAME} (?:${DEATH_TAILS.map((tail) => tail.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
+const DEATH_MESSAGE = new RegExp(`^${NAME} (?:${DEATH_TAILS.map((tail) => escapeRegExp(tail)
   .replace('%2\\$s', '.+').replace('%3\\$s', '\\[.+\\]')).join('|')})$`, 's');
 
 // How the game words each kind of advancement: `<name> <verb> [<title>]` (docs/formats.md#advancements)
@@ -2118,9 +2120,8 @@ export function readerOf(types: ReadonlySet<LineMeaning['type']>): LineReader {
     [...new Set(of.flatMap((kind) => [kind.hint].flat().map(searchKeyOf)))];
   const keys = keysOf(kinds);
   const chatKey = keysOf(kinds.filter((kind) => kind.type === 'player.chat'))[0];
-  const escape = (key: string): string => key.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
   // the group stands where the hint stood: the search tries its texts in the order it does without it
-  const search = keys.map((key) => (key === chatKey ? `(${escape(key)})` : escape(key)));
+  const search = keys.map((key) => (key === chatKey ? `(${escapeRegExp(key)})` : escapeRegExp(key)));
   return {
     kinds,
     readsPresence: types.has('player.joined') && types.has('player.left'),
